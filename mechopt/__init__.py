@@ -1,0 +1,72 @@
+"""mechopt — optimal local privacy mechanisms, verified exactly.
+
+State a context-aware privacy requirement and a utility; get the provably optimal
+channel, checked exactly, exported as a JSON mechanism.
+
+>>> import mechopt
+>>> r = mechopt.solve({"k": 2, "outputs": "inputs",
+...                    "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+...                    "objective": {"kind": "expected_loss"}})
+>>> r.status
+'optimal'
+
+Public names are loaded lazily (PEP 562), so ``import mechopt.client`` on a device
+without numpy imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    # errors
+    "MechoptError": "mechopt._errors",
+    "InputError": "mechopt._errors",
+    "VerificationError": "mechopt._errors",
+    "SolverError": "mechopt._errors",
+    # notions
+    "Notion": "mechopt._notions",
+    "ELDP": "mechopt._notions",
+    "LDP": "mechopt._notions",
+    "BlockLDP": "mechopt._notions",
+    "HighLowLDP": "mechopt._notions",
+    "MetricLDP": "mechopt._notions",
+    "LIP": "mechopt._notions",
+    "BPLIP": "mechopt._notions",
+    "WCLIP": "mechopt._notions",
+    "ULDP": "mechopt._notions",
+    "notion_from_spec": "mechopt._notions",
+    # problems and objectives
+    "Problem": "mechopt._problem",
+    "Objective": "mechopt._problem",
+    "load_problem": "mechopt._problem",
+    "evaluate": "mechopt._objectives",
+    "estimation_risk": "mechopt._objectives",
+    # verification, leakage, files
+    "verify": "mechopt._verify",
+    "Certificate": "mechopt._verify",
+    "Check": "mechopt._verify",
+    "leakage_report": "mechopt._leakage",
+    "Mechanism": "mechopt._mechanism",
+    "mechanism_schema": "mechopt._mechanism",
+    # solving
+    "solve": "mechopt._solve",
+    "SolveResult": "mechopt._result",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mechopt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,125 @@
+"""Utilities of SPEC §3 as functions of a channel.
+
+Every sublinear objective is written ``value(Q) = offset + sign * sum_y mu(q_y)``,
+where ``mu`` is convex and positively homogeneous of degree 1; the solver maximises
+``sum_y mu(q_y)``. :func:`evaluate` returns the objective in its natural units
+(an MSE, a loss, a mutual information in nats, a variance).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._problem import Objective
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(num, dtype=float)
+    mask = den > 0
+    out[mask] = num[mask] / den[mask]
+    return out
+
+
+def column_utility(obj: Objective, V: np.ndarray) -> np.ndarray:
+    """``mu(v)`` for every column of ``V`` (shape (k, R)); the solver maximises their sum.
+
+    Examples
+    --------
+    >>> from mechopt._problem import Objective
+    >>> import numpy as np
+    >>> o = Objective("mmse", np.array([0.5, 0.5]), values=np.array([1.0, 0.0]))
+    >>> column_utility(o, np.eye(2)).tolist()     # a noiseless channel reveals f
+    [0.5, 0.0]
+    """
+    V = np.asarray(V, dtype=float)
+    P = obj.prior
+    py = P @ V
+    if obj.kind == "mmse":
+        c = obj.values * P
+        return _safe_div((c @ V) ** 2, py)
+    if obj.kind == "histogram_mse":
+        return _safe_div(((P[:, None] * V) ** 2).sum(axis=0), py)
+    if obj.kind == "mutual_information":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(V > 0, V / np.where(py > 0, py, 1)[None, :], 1.0)
+            terms = np.where(V > 0, P[:, None] * V * np.log(ratio), 0.0)
+        return terms.sum(axis=0)
+    if obj.kind == "bayes_risk":
+        # risk of decision xhat for this column: sum_x P(x) v[x] L(x, xhat)
+        risks = (P[:, None] * V).T @ obj.loss  # (R, k)
+        return -risks.min(axis=1)
+    raise ValueError(f"objective {obj.kind!r} is not a sum over columns")
+
+
+def offset_sign(obj: Objective) -> tuple[float, float]:
+    """``(offset, sign)`` with ``value = offset + sign * sum mu``."""
+    P = obj.prior
+    if obj.kind == "mmse":
+        return float(P @ obj.values**2), -1.0
+    if obj.kind == "histogram_mse":
+        return float(P.sum()), -1.0
+    if obj.kind == "mutual_information":
+        return 0.0, 1.0
+    if obj.kind == "bayes_risk":
+        return 0.0, -1.0
+    raise ValueError(obj.kind)
+
+
+def fisher_information(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
+    """``J = sum_y (B^T q_y)(B^T q_y)^T / (p0 . q_y)`` with ``B = [I; -1^T]`` (SPEC §3)."""
+    Q = np.asarray(Q, dtype=float)
+    G = Q[:-1, :] - Q[-1:, :]  # B^T q for every column, shape (k-1, m)
+    py = np.asarray(p0) @ Q
+    keep = py > 0
+    G = G[:, keep]
+    return (G / py[keep]) @ G.T
+
+
+def estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
+    """Asymptotic risk ``n E||p_hat - p||^2 ~ tr(B J^-1 B^T)`` of the efficient estimator.
+
+    ``B = [I; -1^T]`` is a basis of the simplex's tangent space (SPEC §3). Returns
+    ``inf`` when ``J`` is singular (the channel does not identify the distribution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e, k = np.exp(0.5), 10
+    >>> krr = (np.full((k, k), 1.0) + (e - 1) * np.eye(k)) / (e + k - 1)
+    >>> round(estimation_risk(krr, np.full(k, 0.1)), 1)
+    242.5
+    """
+    Q = np.asarray(Q, dtype=float)
+    k = Q.shape[0]
+    J = fisher_information(Q, p0)
+    try:
+        c = np.linalg.cond(J)
+        if not np.isfinite(c) or c > 1e14:
+            return math.inf
+        Jinv = np.linalg.inv(J)
+    except np.linalg.LinAlgError:
+        return math.inf
+    B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
+    return float(np.trace(B @ Jinv @ B.T))
+
+
+def evaluate(obj: Objective, Q: np.ndarray) -> float:
+    """The objective of a channel, in its natural units (lower is better except MI).
+
+    Examples
+    --------
+    >>> from mechopt._problem import Objective
+    >>> import numpy as np
+    >>> o = Objective("expected_loss", np.array([0.5, 0.5]), loss=1 - np.eye(2))
+    >>> evaluate(o, np.array([[0.75, 0.25], [0.25, 0.75]]))
+    0.25
+    """
+    Q = np.asarray(Q, dtype=float)
+    if obj.kind == "expected_loss":
+        return float(np.sum(obj.prior[:, None] * Q * obj.loss))
+    if obj.kind == "estimation_variance":
+        return estimation_risk(Q, obj.prior)
+    offset, sign = offset_sign(obj)
+    return float(offset + sign * column_utility(obj, Q).sum())

@@ -1,0 +1,300 @@
+"""Problems: inputs, outputs, privacy notions and a utility (SPEC §3, §5).
+
+Input is validated once, here, and comes out as clean numpy values; every error is an
+:class:`~mechopt._errors.InputError` naming the field and the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._errors import InputError
+from ._notions import LIP, Notion, _prior, notion_from_spec
+
+OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
+              "estimation_variance")
+#: objectives that are sums of a sublinear function of each column (SPEC §3)
+SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
+LOSSES = ("hamming", "absolute", "squared")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A utility of SPEC §3, resolved against the inputs and outputs.
+
+    Attributes
+    ----------
+    kind : str
+        One of ``expected_loss``, ``mmse``, ``histogram_mse``, ``mutual_information``,
+        ``bayes_risk``, ``estimation_variance``.
+    prior : ndarray, shape (k,)
+        The input distribution (``p0`` for ``estimation_variance``).
+    loss : ndarray or None, shape (k, m)
+        ``L[x, y]`` for ``expected_loss`` (over the outputs) and ``bayes_risk`` (over
+        estimates = inputs).
+    values : ndarray or None, shape (k,)
+        ``f(x)`` for ``mmse``.
+    """
+
+    kind: str
+    prior: np.ndarray
+    loss: np.ndarray | None = None
+    values: np.ndarray | None = None
+    loss_name: str | list | None = None
+
+    @property
+    def minimize(self) -> bool:
+        return self.kind != "mutual_information"
+
+    def to_spec(self) -> dict:
+        out: dict[str, Any] = {"kind": self.kind, "prior": [float(v) for v in self.prior]}
+        if self.loss_name is not None:
+            out["loss"] = self.loss_name
+        if self.values is not None:
+            out["values"] = [float(v) for v in self.values]
+        return out
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A mechanism design problem.
+
+    Parameters
+    ----------
+    inputs : sequence of str
+        Input labels ``x_1..x_k``.
+    outputs : "free" or sequence of str
+        ``"free"`` lets the solver choose the outputs (sublinear objectives);
+        a list of labels fixes them (``expected_loss``).
+    notions : sequence of Notion
+        All must hold (bound to ``inputs``).
+    objective : Objective
+
+    Examples
+    --------
+    >>> p = load_problem({"k": 3, "outputs": "inputs",
+    ...                   "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+    ...                   "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    >>> p.inputs, p.outputs
+    (('0', '1', '2'), ('0', '1', '2'))
+    """
+
+    inputs: tuple[str, ...]
+    outputs: str | tuple[str, ...]
+    notions: tuple[Notion, ...]
+    objective: Objective
+    name: str = ""
+
+    @property
+    def k(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def free_outputs(self) -> bool:
+        return self.outputs == "free"
+
+    def privacy_spec(self) -> list[dict]:
+        return [n.to_spec(self.inputs) for n in self.notions]
+
+    def to_spec(self) -> dict:
+        return {"inputs": list(self.inputs),
+                "outputs": "free" if self.free_outputs else list(self.outputs),
+                "privacy": self.privacy_spec(), "objective": self.objective.to_spec()}
+
+
+def _labels(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InputError(where, f"must be a non-empty list of labels, got {value!r}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise InputError(f"{where}[{i}]", f"must be a string label, got {v!r}")
+        out.append(str(v))
+    dup = sorted({v for v in out if out.count(v) > 1})
+    if dup:
+        raise InputError(where, f"labels must be unique; repeated {dup!r}")
+    return tuple(out)
+
+
+def _numeric_labels(labels: Sequence[str], where: str) -> np.ndarray:
+    try:
+        vals = np.array([float(v) for v in labels])
+    except ValueError:
+        raise InputError(where, f"absolute/squared loss needs numeric labels or 'values', got {list(labels)!r}") from None
+    if not np.all(np.isfinite(vals)):
+        raise InputError(where, "numeric labels must be finite")
+    return vals
+
+
+def _loss_matrix(loss: Any, inputs, outputs, values, where: str) -> np.ndarray:
+    k, m = len(inputs), len(outputs)
+    if isinstance(loss, str):
+        if loss not in LOSSES:
+            raise InputError(where, f"unknown loss {loss!r}; expected one of {list(LOSSES)} or a matrix")
+        if loss == "hamming":
+            return np.array([[0.0 if x == y else 1.0 for y in outputs] for x in inputs])
+        xv = values if values is not None else _numeric_labels(inputs, where)
+        if values is not None and tuple(outputs) == tuple(inputs):
+            yv = values
+        else:
+            yv = _numeric_labels(outputs, where)
+        d = np.abs(xv[:, None] - yv[None, :])
+        return d if loss == "absolute" else d**2
+    if not isinstance(loss, (list, tuple)) or len(loss) != k:
+        raise InputError(where, f"a loss matrix must have {k} rows (one per input), got {loss!r}")
+    L = np.zeros((k, m))
+    for i, row in enumerate(loss):
+        if not isinstance(row, (list, tuple)) or len(row) != m:
+            raise InputError(f"{where}[{i}]", f"must have {m} entries (one per output)")
+        for j, v in enumerate(row):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InputError(f"{where}[{i}][{j}]", f"must be a finite number, got {v!r}")
+            L[i, j] = v
+    return L
+
+
+def _objective(spec: Any, inputs, outputs, notions) -> Objective:
+    if spec is None:
+        spec = {"kind": "expected_loss" if outputs != "free" else "mutual_information"}
+    if not isinstance(spec, dict):
+        raise InputError("objective", f"must be a mapping with a 'kind' key, got {spec!r}")
+    allowed = {"kind", "prior", "p0", "loss", "values"}
+    extra = sorted(set(spec) - allowed)
+    if extra:
+        raise InputError(f"objective.{extra[0]}", f"is not an objective field (fields: {sorted(allowed)})")
+    kind = spec.get("kind")
+    if kind not in OBJECTIVES:
+        raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {list(OBJECTIVES)}")
+    k = len(inputs)
+    key = "p0" if "p0" in spec else "prior"
+    if key in spec:
+        prior = _prior(spec[key], k, f"objective.{key}")
+    else:
+        lips = [n for n in notions if isinstance(n, LIP)]
+        prior = np.asarray(lips[0].prior, dtype=float) if lips else np.full(k, 1.0 / k)
+    values = None
+    if "values" in spec:
+        v = spec["values"]
+        if not isinstance(v, (list, tuple)) or len(v) != k:
+            raise InputError("objective.values", f"must list one number per input ({k}), got {v!r}")
+        try:
+            values = np.array([float(t) for t in v])
+        except (TypeError, ValueError):
+            raise InputError("objective.values", f"must be numbers, got {v!r}") from None
+        if not np.all(np.isfinite(values)):
+            raise InputError("objective.values", "must be finite")
+    loss = None
+    loss_name = spec.get("loss")
+    if kind == "expected_loss":
+        if outputs == "free":
+            raise InputError("outputs", "expected_loss needs labeled outputs ('inputs' or a list); "
+                             "with free outputs use bayes_risk")
+        loss = _loss_matrix(spec.get("loss", "hamming"), inputs, outputs, values, "objective.loss")
+        loss_name = spec.get("loss", "hamming")
+    elif kind == "bayes_risk":
+        loss = _loss_matrix(spec.get("loss", "hamming"), inputs, inputs, values, "objective.loss")
+        loss_name = spec.get("loss", "hamming")
+    elif "loss" in spec:
+        raise InputError("objective.loss", f"is only used by expected_loss and bayes_risk, not {kind!r}")
+    if kind == "mmse":
+        if values is None:
+            raise InputError("objective.values", "mmse needs 'values': f(x) for every input")
+    if kind in SUBLINEAR and kind != "bayes_risk" and outputs != "free":
+        raise InputError("outputs", f"objective {kind!r} chooses its own outputs: write outputs: free")
+    if kind == "bayes_risk" and outputs != "free":
+        raise InputError("outputs", "bayes_risk chooses its own outputs: write outputs: free "
+                         "(or use expected_loss with labeled outputs)")
+    return Objective(kind, prior, loss, values, loss_name)
+
+
+def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
+    """Validate a parsed problem document (SPEC §5) and return a :class:`Problem`."""
+    if not isinstance(doc, dict):
+        raise InputError("problem", f"must be a mapping (inputs, outputs, privacy, objective), got {type(doc).__name__}")
+    allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description"}
+    extra = sorted(set(doc) - allowed)
+    if extra:
+        raise InputError(extra[0], f"is not a problem field (fields: {sorted(allowed)})")
+    if "inputs" in doc and "k" in doc:
+        raise InputError("inputs", "give either 'inputs' or 'k', not both")
+    if "inputs" in doc:
+        inputs = _labels(doc["inputs"], "inputs")
+    elif "k" in doc:
+        k = doc["k"]
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError("k", f"must be a positive integer, got {k!r}")
+        inputs = tuple(str(i) for i in range(k))
+    else:
+        raise InputError("inputs", "is required (a list of labels, or 'k: N')")
+    outs = doc.get("outputs", "inputs")
+    if outs == "inputs":
+        outputs: str | tuple[str, ...] = inputs
+    elif outs == "free":
+        outputs = "free"
+    elif isinstance(outs, (list, tuple)):
+        outputs = _labels(outs, "outputs")
+    else:
+        raise InputError("outputs", f"must be 'inputs', 'free' or a list of labels, got {outs!r}")
+    priv = doc.get("privacy")
+    if priv is None:
+        raise InputError("privacy", "is required: a list of notions, e.g. [{notion: ldp, epsilon: 1.0}]")
+    if isinstance(priv, dict):
+        priv = [priv]
+    if not isinstance(priv, list) or not priv:
+        raise InputError("privacy", f"must be a non-empty list of notions, got {priv!r}")
+    notions = tuple(notion_from_spec(p, inputs, f"privacy[{i}]") for i, p in enumerate(priv))
+    objective = _objective(doc.get("objective"), inputs, outputs, notions)
+    return Problem(inputs, outputs, notions, objective, str(doc.get("name", name)))
+
+
+def read_document(path: str | Path) -> Any:
+    """Read a YAML or JSON file; a missing or unparsable file is an InputError."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(str(path), "file does not exist")
+    if p.is_dir():
+        raise InputError(str(path), "is a directory, not a file")
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(str(path), f"cannot be read: {err}") from None
+    if p.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(str(path), f"is not valid JSON: {err}") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        msg = str(err).replace("\n", " ")
+        raise InputError(str(path), f"is not valid YAML: {msg}") from None
+
+
+def load_problem(source: str | Path | dict) -> Problem:
+    """Load and validate a problem from a YAML/JSON file or an already parsed dict.
+
+    Raises
+    ------
+    InputError
+        For a missing file, invalid YAML/JSON, or any field that breaks SPEC §5.
+
+    Examples
+    --------
+    >>> p = load_problem({"inputs": ["yes", "no"], "outputs": "free",
+    ...                   "privacy": [{"notion": "lip", "epsilon": 1.0, "prior": [0.1, 0.9]}],
+    ...                   "objective": {"kind": "mmse", "values": [1, 0]}})
+    >>> p.objective.prior.tolist()
+    [0.1, 0.9]
+    """
+    if isinstance(source, dict):
+        return problem_from_dict(source)
+    doc = read_document(source)
+    return problem_from_dict(doc, name=Path(source).stem)

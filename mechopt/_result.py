@@ -1,0 +1,61 @@
+"""One frozen result type for every solve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ._mechanism import Mechanism
+from ._verify import Certificate
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The outcome of :func:`mechopt.solve`.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` (global optimum, verified), ``"feasible"`` (verified, optimality
+        not proven: see ``gap``), ``"infeasible"``, ``"error"``.
+    mechanism : Mechanism or None
+        The exported, exactly verified mechanism (None unless status is optimal or
+        feasible).
+    objective : float or None
+        Objective of the exported (repaired) channel, natural units.
+    bound : float or None
+        A proven bound on the optimum (LP value or dual bound).
+    gap : float or None
+        ``|objective - bound|``: includes the cost of the repair.
+    certificate : Certificate or None
+        The exact verification of the exported matrix.
+    timings : dict
+        Seconds per phase.
+    message : str
+        What went wrong, or a note.
+    stats : dict
+        Problem sizes, back-end, repair ``t`` and its cost.
+    """
+
+    status: str
+    mechanism: Mechanism | None
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    certificate: Certificate | None
+    timings: dict = field(default_factory=dict)
+    message: str = ""
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("optimal", "feasible") and self.mechanism is not None
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        if not self.ok:
+            return f"{self.status}: {self.message}"
+        t = self.timings.get("total", 0.0)
+        gap = "n/a" if self.gap is None else f"{self.gap:.3g}"
+        m = self.mechanism
+        return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} (bound {self.bound:.10g}, gap {gap}); "
+                f"{len(m.inputs)} inputs x {len(m.outputs)} outputs; verified exactly; {t:.2f} s")

@@ -1,0 +1,284 @@
+"""``solve``: from a problem to an exactly verified, exported mechanism."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ._errors import InputError, MechoptError, SolverError
+from ._mechanism import Mechanism
+from ._notions import LDP, LIP, ULDP, Notion
+from ._objectives import column_utility, evaluate, offset_sign
+from ._problem import Problem, load_problem
+from ._result import SolveResult
+from .solvers._design import design_cvxpy, design_frank_wolfe
+from .solvers._labeled import solve_labeled
+from .solvers._raylp import column_generation, solve_ray_lp
+from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
+from .solvers._repair import repair
+
+
+class Progress:
+    """A one-line progress display on stderr; silent when quiet or not a TTY."""
+
+    def __init__(self, label: str, *, enabled: bool | None = None, stream=None):
+        self.stream = stream or sys.stderr
+        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
+        self.label = label
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def __call__(self, it: int, value: float, bound: float, size: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last < 0.2 and it > 0:
+            return
+        self.last = now
+        self.stream.write(f"\r{self.label}: iteration {it}, value {value:.8g}, bound {bound:.8g}, "
+                          f"{size} columns, {now - self.t0:.1f} s   ")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -> SolveResult:
+    return SolveResult(status, None, None, None, None, None, timings, message, stats or {})
+
+
+def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
+          reduce: bool = True, quiet: bool = False, progress: bool | None = None) -> SolveResult:
+    """Find the optimal channel for a problem, repair it to exact feasibility, verify it.
+
+    Parameters
+    ----------
+    problem : Problem, dict or path
+        See :func:`mechopt.load_problem` and SPEC §5.
+    backend : str
+        LP back-end: ``"auto"``, ``"highs"``, ``"highs-ipm"``, ``"highs-ds"`` or
+        ``"cvxpy:SOLVER"``.
+    method : str
+        ``"auto"``; for free outputs ``"rays"`` (enumerate extreme rays) or
+        ``"colgen"`` (column generation, MMSE on LIP/LDP); for
+        ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``.
+    reduce : bool
+        Use the constraint reductions (clique groups, implied pairs, components).
+    quiet : bool
+        No progress display.
+
+    Returns
+    -------
+    SolveResult
+        ``status`` is ``"optimal"`` for a proven, verified optimum. A solver failure
+        is a status with a message, never an exception.
+
+    Raises
+    ------
+    InputError
+        For a malformed problem (raised before any solving).
+
+    Examples
+    --------
+    >>> from mechopt import solve
+    >>> r = solve({"k": 3, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+    ...            "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    >>> r.status, r.certificate.verified
+    ('optimal', True)
+    >>> abs(r.bound - 2 / (2 + 2.718281828459045)) < 1e-9      # k-RR error
+    True
+    """
+    if not isinstance(problem, Problem):
+        problem = load_problem(problem)
+    show = (not quiet) if progress is None else progress
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    try:
+        if problem.free_outputs:
+            return _solve_free(problem, backend, method, show, timings)
+        return _solve_labeled(problem, backend, reduce, timings)
+    except InputError:
+        raise
+    except MechoptError as err:
+        return _fail("error", str(err), timings)
+    except (np.linalg.LinAlgError, FloatingPointError, ValueError, ArithmeticError) as err:
+        return _fail("error", f"numerical trouble: {err}", timings)
+    finally:
+        timings.setdefault("total", time.perf_counter() - t0)
+
+
+def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float, timings: dict, stats: dict,
+            *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "") -> SolveResult:
+    """Repair, verify exactly, measure, and wrap in a Mechanism."""
+    obj = problem.objective
+    t = time.perf_counter()
+    before = evaluate(obj, Q)
+    rep = repair(Q, list(problem.notions), mix_columns=mix_columns)
+    timings["repair_verify"] = time.perf_counter() - t
+    if not rep.certificate.verified:
+        return _fail("error", f"the solver's channel could not be repaired to pass the exact check: "
+                     f"{rep.certificate.detail}", timings, stats)
+    Qr = rep.Q
+    after = evaluate(obj, Qr)
+    stats = dict(stats, repair={"t": rep.t, "objective_before": before, "objective_after": after,
+                                "cost": abs(after - before), "attempts": rep.attempts})
+    gap = abs(after - bound) if bound is not None and math.isfinite(bound) else None
+    objective = {"kind": obj.kind, "value": after, "bound": bound, "gap": gap, **{
+        k: v for k, v in obj.to_spec().items() if k != "kind"}}
+    cert = rep.certificate.to_dict()
+    cert["repair_t"] = rep.t
+    cert["repair_cost"] = abs(after - before)
+    mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
+                     {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
+    status = "optimal" if proven else "feasible"
+    return SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message, stats)
+
+
+def _jsonable(v: Any) -> bool:
+    import json
+
+    try:
+        json.dumps(v, allow_nan=False)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) -> SolveResult:
+    obj = problem.objective
+    k, m = problem.k, len(problem.outputs)
+    invertible: dict[int, int] = {}
+    uldp = [n for n in problem.notions if isinstance(n, ULDP)]
+    if uldp:
+        sens = set().union(*[set(u.sensitive) for u in uldp])
+        for y, label in enumerate(problem.outputs):
+            if label in problem.inputs and problem.inputs.index(label) not in sens:
+                invertible[y] = problem.inputs.index(label)
+    cost = obj.prior[:, None] * obj.loss
+    t = time.perf_counter()
+    sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce)
+    timings["solve"] = time.perf_counter() - t
+    if sol.status != "optimal":
+        return _fail(sol.status, f"the LP is {sol.status}: {sol.message}" if sol.status == "infeasible"
+                     else f"LP solver failed ({sol.status}): {sol.message}", timings, sol.stats)
+    mix = None
+    if invertible:
+        mix = np.array([y not in invertible for y in range(m)])
+    return _finish(problem, sol.Q, tuple(problem.outputs), sol.objective, timings, sol.stats, mix_columns=mix)
+
+
+def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
+    """(cone kind, eps, prior) when MMSE column generation applies."""
+    if problem.objective.kind != "mmse" or len(problem.notions) != 1:
+        return None
+    n = problem.notions[0]
+    if isinstance(n, LIP) and n.delta == 0:
+        return "lip", n.epsilon, np.asarray(n.prior)
+    if isinstance(n, LDP):
+        return "ldp", n.epsilon, problem.objective.prior
+    return None
+
+
+def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings: dict) -> SolveResult:
+    obj = problem.objective
+    k = problem.k
+    lp_backend = "highs" if backend == "auto" else backend
+    cg = _colgen_kind(problem)
+    estimate = ray_count_estimate(list(problem.notions), k)
+    use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > 20_000))
+    if obj.kind == "estimation_variance":
+        return _solve_design(problem, method, show, timings)
+    if use_cg:
+        if cg is None:
+            raise InputError("method", "column generation is available for mmse on a single LIP or LDP notion")
+        kind, eps, P = cg
+        t = time.perf_counter()
+        bar = Progress("column generation", enabled=show and None)
+        sol = column_generation(obj, kind, eps, P, backend=lp_backend, progress=bar if show else None)
+        bar.done()
+        timings["solve"] = time.perf_counter() - t
+        if sol.status != "optimal":
+            return _fail("error", f"column generation failed: {sol.message}", timings)
+        w, V = sol.weights, sol.V
+        inv = np.zeros(V.shape[1], bool)
+        stats = {"method": "colgen", "iterations": sol.stats.get("iterations"), "rays": int(V.shape[1])}
+        upper = sol.bound
+    else:
+        t = time.perf_counter()
+        if estimate is not None and estimate > MAX_ENUMERATED:
+            raise SolverError(f"about {estimate} extreme rays: too many to enumerate; "
+                              "use method='colgen' (mmse on LIP/LDP) or fewer inputs")
+        V, inv = enumerate_rays(list(problem.notions), k)
+        timings["rays"] = time.perf_counter() - t
+        if V.shape[1] == 0:
+            return _fail("infeasible", "the privacy cone has no non-zero column: no channel satisfies the notions",
+                         timings)
+        mu = column_utility(obj, V)
+        t = time.perf_counter()
+        sol = solve_ray_lp(V, mu, backend=lp_backend)
+        timings["solve"] = time.perf_counter() - t
+        if sol.status != "optimal":
+            msg = ("no channel satisfies the notions (the rays cannot make rows sum to 1)"
+                   if sol.status == "infeasible" else f"ray LP failed: {sol.message}")
+            return _fail(sol.status, msg, timings)
+        w = sol.weights
+        stats = {"method": "rays", "rays": int(V.shape[1])}
+        upper = sol.value
+    keep = w > 1e-13 * max(1.0, w.max())
+    Q = V[:, keep] * w[keep]
+    inv_cols = inv[keep]
+    # an invertible ray must stay exactly a unit vector
+    for j in np.flatnonzero(inv_cols):
+        x = int(np.argmax(Q[:, j]))
+        val = Q[x, j]
+        Q[:, j] = 0.0
+        Q[x, j] = val
+    offset, sign = offset_sign(obj)
+    bound = offset + sign * upper
+    outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
+    mix = ~inv_cols if inv_cols.any() else None
+    return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix)
+
+
+def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
+    obj = problem.objective
+    k = problem.k
+    t = time.perf_counter()
+    V, inv = enumerate_rays(list(problem.notions), k)
+    timings["rays"] = time.perf_counter() - t
+    V = V / V.max(axis=0, keepdims=True)
+    R = V.shape[1]
+    if method == "auto":
+        method = "cvxpy" if R <= 600 else "frank-wolfe"
+    t = time.perf_counter()
+    if method == "cvxpy":
+        sol = design_cvxpy(V, obj.prior)
+        lower = None
+    elif method in ("frank-wolfe", "fw"):
+        bar = Progress("frank-wolfe", enabled=None)
+        sol = design_frank_wolfe(V, obj.prior, progress=bar if show else None)
+        bar.done()
+        lower = sol.bound
+    else:
+        raise InputError("method", f"unknown design method {method!r}; expected 'cvxpy' or 'frank-wolfe'")
+    timings["solve"] = time.perf_counter() - t
+    if sol.status not in ("optimal", "feasible"):
+        return _fail("error", f"design failed: {sol.message}", timings)
+    w = sol.weights
+    keep = w > 1e-9 * w.max()
+    Q = V[:, keep] * w[keep]
+    # rows must sum to 1: dropping tiny weights moves them by <= 1e-9; renormalise
+    Q = Q / Q.sum(axis=1, keepdims=True)
+    inv_cols = inv[keep]
+    outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
+    stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"}}
+    bound = lower if lower is not None else sol.value
+    mix = ~inv_cols if inv_cols.any() else None
+    return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix,
+                   proven=sol.status == "optimal")

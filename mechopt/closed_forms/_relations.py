@@ -1,0 +1,663 @@
+"""Relations between notions from 003 (Jiang, Seif, Tandon, Li): bounds as printed, and exact values.
+
+Where the paper states an optimisation (Thm 1 eq. (9), Thm 3 eq. (10)) it is solved here as
+linear programs over one output column: every notion involved is a polyhedral cone
+``{q >= 0 : A q <= 0}`` (SPEC §2), LIP is scale-free per column, and the largest ratio
+``q[x'] / q[x]`` over a cone is the LP ``max q[x'] s.t. q[x] = 1, A q <= 0``. Any ray of
+such a cone is a column of some channel (the all-ones column is interior), so these
+LP values are the exact worst cases over mechanisms.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .._errors import InputError, SolverError
+from ._common import check_channel, check_epsilon, check_k, check_prior, check_probability, exp_or_inf
+
+__all__ = [
+    "lip_to_ldp_exact",
+    "lip_to_ldp_bound",
+    "ldp_to_lip_exact",
+    "ldp_to_lip_bound",
+    "bp_lip_vertices",
+    "bp_lip_to_ldp_exact",
+    "bp_lip_to_ldp_bound",
+    "ldp_to_bp_lip_exact",
+    "ldp_to_bp_lip_bound",
+    "approx_lip_to_ldp",
+    "approx_lip_to_ldp_corrected",
+    "approx_ldp_to_lip",
+    "lip_to_di_exact",
+    "lip_to_di_bound",
+    "di_to_lip_exact",
+    "di_to_lip_bound",
+    "prior_divergence",
+    "compose_parallel",
+    "compose_sequential",
+    "lip_composition_bound",
+    "bp_lip_composition_bound",
+    "sequential_composition_bound",
+    "total_variation",
+    "transfer_gap_bound",
+    "transfer_leakage_bound",
+    "transfer_condition",
+    "empirical_prior_gap_bound",
+]
+
+
+# -- cones and LPs ------------------------------------------------------------------
+
+
+def _lip_rows(P: np.ndarray, e: float) -> np.ndarray:
+    """``A`` with ``A q <= 0`` iff ``e^-eps q_z <= P.q <= e^eps q_z`` for all ``z``."""
+    k = P.size
+    eye = np.eye(k)
+    return np.vstack([eye / e - P[None, :], P[None, :] - e * eye])
+
+
+def _ldp_rows(k: int, e: float) -> np.ndarray:
+    rows = []
+    for x in range(k):
+        for x2 in range(k):
+            if x != x2:
+                r = np.zeros(k)
+                r[x] += 1.0
+                r[x2] -= e
+                rows.append(r)
+    return np.array(rows) if rows else np.zeros((0, k))
+
+
+def _di_rows(P: np.ndarray, e: float) -> np.ndarray:
+    """``P(x) q_x <= e^eps P(x') q_x'``: posterior ratios bounded (pointwise DI)."""
+    k = P.size
+    rows = []
+    for x in range(k):
+        for x2 in range(k):
+            if x != x2:
+                r = np.zeros(k)
+                r[x] += P[x]
+                r[x2] -= e * P[x2]
+                rows.append(r)
+    return np.array(rows)
+
+
+def _lp_max(c: np.ndarray, A_ub: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray) -> float:
+    """``max c.q`` s.t. ``A_ub q <= 0``, ``A_eq q = b_eq``, ``q >= 0``; ``inf`` if unbounded."""
+    res = linprog(-c, A_ub=A_ub if A_ub.size else None, b_ub=np.zeros(A_ub.shape[0]) if A_ub.size else None,
+                  A_eq=A_eq, b_eq=b_eq, bounds=[(0, None)] * c.size, method="highs")
+    if res.status == 3:
+        return math.inf
+    if res.status == 2:
+        return -math.inf
+    if res.status != 0:
+        raise SolverError(f"linprog failed ({res.status}): {res.message}")
+    return float(-res.fun)
+
+
+def _max_log_ratio_over_cone(A: np.ndarray, k: int) -> float:
+    """``max_{x != x'} log max{q[x'] : q[x] = 1, A q <= 0, q >= 0}`` (0 when k = 1)."""
+    best = 0.0
+    for x in range(k):
+        for x2 in range(k):
+            if x == x2:
+                continue
+            eq = np.zeros((1, k))
+            eq[0, x] = 1.0
+            c = np.zeros(k)
+            c[x2] = 1.0
+            v = _lp_max(c, A, eq, np.array([1.0]))
+            if math.isinf(v):
+                return math.inf
+            best = max(best, math.log(v) if v > 0 else -math.inf)
+    return best
+
+
+def _max_lip_over_cone(A: np.ndarray, P: np.ndarray) -> float:
+    """``max |log(q[x] / P.q)|`` over the cone ``A q <= 0`` (LIP leakage of its worst column)."""
+    k = P.size
+    best = 0.0
+    for x in range(k):
+        eq = np.zeros((1, k))
+        eq[0, x] = 1.0
+        up = _lp_max(P.copy(), A, eq, np.array([1.0]))  # max P.q / q[x]
+        c = np.zeros(k)
+        c[x] = 1.0
+        down = _lp_max(c, A, P[None, :], np.array([1.0]))  # max q[x] / P.q
+        for v in (up, down):
+            if math.isinf(v):
+                return math.inf
+            if v > 0:
+                best = max(best, math.log(v))
+    return best
+
+
+# -- Thm 1 / Prop 1: LIP <-> LDP ----------------------------------------------------
+
+
+def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
+    """Exact LDP budget implied by ε-LIP, 003 Thm 1 eq. (9), solved as ``k(k-1)`` LPs.
+
+    ``max_{x != x'} log max{q[x'] : q[x] = 1, q in the ε-LIP cone of P}``.
+
+    Examples
+    --------
+    >>> round(lip_to_ldp_exact([0.25, 0.25, 0.25, 0.25], 1.0), 6)
+    1.558399
+    """
+    P = check_prior(prior)
+    e = exp_or_inf(check_epsilon(epsilon))
+    return _max_log_ratio_over_cone(_lip_rows(P, e), P.size)
+
+
+def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
+    """003 Prop. 1: ε-LIP implies ``min{2ε, log((e^ε - 1 + P_min)/P_min)}``-LDP.
+
+    Examples
+    --------
+    >>> round(lip_to_ldp_bound([0.25, 0.25, 0.25, 0.25], 1.0), 6)
+    1.558399
+    """
+    P = check_prior(prior)
+    eps = check_epsilon(epsilon)
+    pmin = float(P.min())
+    if pmin == 0.0:
+        return 2 * eps
+    return min(2 * eps, math.log((math.exp(eps) - 1 + pmin) / pmin))
+
+
+def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
+    """003 Thm 1 (converse): ε-LDP implies ``log(P_min + e^ε (1 - P_min))``-LIP.
+
+    Examples
+    --------
+    >>> round(ldp_to_lip_bound([0.5, 0.5], math.log(3)), 6)
+    0.693147
+    """
+    P = check_prior(prior)
+    eps = check_epsilon(epsilon)
+    pmin = float(P.min())
+    return math.log(pmin + math.exp(eps) * (1 - pmin))
+
+
+def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
+    """Exact worst LIP leakage of an ε-LDP mechanism for ``prior`` (LPs over the LDP cone).
+
+    Examples
+    --------
+    >>> round(ldp_to_lip_exact([0.5, 0.5], math.log(3)), 6)
+    0.693147
+    """
+    P = check_prior(prior)
+    e = exp_or_inf(check_epsilon(epsilon))
+    return _max_lip_over_cone(_ldp_rows(P.size, e), P)
+
+
+# -- Thm 2: BP-LIP <-> LDP ----------------------------------------------------------
+
+
+def bp_lip_vertices(lower: Sequence[float], upper: Sequence[float], *, tol: float = 1e-12) -> np.ndarray:
+    """Vertices of the prior set ``{P : lower <= P <= upper, sum P = 1}`` (SPEC §2, BP-LIP box).
+
+    A vertex has at most one coordinate strictly between its bounds, so it is enough to
+    try, for each free coordinate, every assignment of the others to a bound
+    (``k 2^(k-1)`` candidates; ``k <= 16``).
+
+    Raises
+    ------
+    InputError
+        If the bounds are malformed or the set is empty.
+
+    Examples
+    --------
+    >>> bp_lip_vertices([0.2, 0.2], [0.8, 0.8]).tolist()
+    [[0.2, 0.8], [0.8, 0.2]]
+    """
+    lo = np.asarray(lower, dtype=float)
+    hi = np.asarray(upper, dtype=float)
+    if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
+        raise InputError("lower", f"lower and upper must be vectors of equal length, got {lo.shape} and {hi.shape}")
+    k = check_k(lo.size, "len(lower)", maximum=16)
+    if np.any(~np.isfinite(lo)) or np.any(~np.isfinite(hi)) or np.any(lo < 0) or np.any(hi > 1) or np.any(lo > hi):
+        raise InputError("lower", f"need 0 <= lower <= upper <= 1 entrywise, got {lo.tolist()!r}, {hi.tolist()!r}")
+    found: list[np.ndarray] = []
+    for free in range(k):
+        others = [i for i in range(k) if i != free]
+        for choice in itertools.product((0, 1), repeat=k - 1):
+            p = np.empty(k)
+            for i, c in zip(others, choice):
+                p[i] = hi[i] if c else lo[i]
+            p[free] = 1.0 - p[others].sum()
+            if lo[free] - tol <= p[free] <= hi[free] + tol:
+                p[free] = min(max(p[free], lo[free]), hi[free])
+                if not any(np.allclose(p, q, atol=1e-12) for q in found):
+                    found.append(p)
+    if not found:
+        raise InputError("lower", "the box lower <= P <= upper contains no probability vector")
+    found.sort(key=lambda v: tuple(v))
+    return np.array(found)
+
+
+def _priors(priors: Sequence[Sequence[float]]) -> list[np.ndarray]:
+    if not isinstance(priors, (list, tuple, np.ndarray)) or len(priors) == 0:
+        raise InputError("priors", f"must be a non-empty list of priors, got {priors!r}")
+    out = [check_prior(p, f"priors[{i}]") for i, p in enumerate(priors)]
+    if len({p.size for p in out}) != 1:
+        raise InputError("priors", "all priors must have the same length")
+    return out
+
+
+def bp_lip_to_ldp_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
+    """Exact LDP budget implied by ε-BP-LIP on the convex hull of ``priors`` (LPs over the intersected cone).
+
+    Examples
+    --------
+    >>> v = bp_lip_to_ldp_exact([[0.5, 0.5], [0.3, 0.7]], 1.0)
+    >>> v <= bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) + 1e-9
+    True
+    """
+    Ps = _priors(priors)
+    e = exp_or_inf(check_epsilon(epsilon))
+    A = np.vstack([_lip_rows(P, e) for P in Ps])
+    return _max_log_ratio_over_cone(A, Ps[0].size)
+
+
+def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
+    """003 Thm 2 (converse): ε-BP-LIP implies ``min{2ε, log((e^ε - 1 + maxP)/maxP)}``-LDP, ``maxP = max_P P_min``.
+
+    Examples
+    --------
+    >>> round(bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
+    1.241453
+    """
+    Ps = _priors(priors)
+    eps = check_epsilon(epsilon)
+    best = max(float(P.min()) for P in Ps)
+    if best == 0.0:
+        return 2 * eps
+    return min(2 * eps, math.log((math.exp(eps) - 1 + best) / best))
+
+
+def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
+    """003 Thm 2: ε-LDP implies ``log(minP + e^ε (1 - minP))``-BP-LIP, ``minP = min_{P, x} P(x)``.
+
+    Examples
+    --------
+    >>> round(ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
+    0.823144
+    """
+    Ps = _priors(priors)
+    eps = check_epsilon(epsilon)
+    m = min(float(P.min()) for P in Ps)
+    return math.log(m + math.exp(eps) * (1 - m))
+
+
+def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
+    """Exact worst BP-LIP leakage of an ε-LDP mechanism over the listed priors (LPs).
+
+    Examples
+    --------
+    >>> round(ldp_to_bp_lip_exact([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
+    0.823144
+    """
+    Ps = _priors(priors)
+    e = exp_or_inf(check_epsilon(epsilon))
+    A = _ldp_rows(Ps[0].size, e)
+    return max(_max_lip_over_cone(A, P) for P in Ps)
+
+
+# -- Cor 3: approximate versions ----------------------------------------------------
+
+
+def approx_ldp_to_lip(epsilon: float, delta: float) -> tuple[float, float]:
+    """003 Cor. 3 (first half): (ε, δ)-LDP implies (ε, δ)-LIP. Returns ``(ε, δ)``.
+
+    Examples
+    --------
+    >>> approx_ldp_to_lip(1.0, 0.1)
+    (1.0, 0.1)
+    """
+    return check_epsilon(epsilon), check_probability(delta, "delta")
+
+
+def approx_lip_to_ldp(epsilon: float, delta: float) -> tuple[float, float]:
+    """003 Cor. 3 (second half), **as printed**: (ε, δ)-LIP implies ``(2ε, (e^ε + 1)δ)``-LDP.
+
+    This is false for ε > 0, δ > 0 (see :func:`approx_lip_to_ldp_corrected`).
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in approx_lip_to_ldp(1.0, 0.1)]
+    [2.0, 0.371828]
+    """
+    eps = check_epsilon(epsilon)
+    d = check_probability(delta, "delta")
+    return 2 * eps, (math.exp(eps) + 1) * d
+
+
+def approx_lip_to_ldp_corrected(epsilon: float, delta: float) -> tuple[float, float]:
+    """Corrected 003 Cor. 3: (ε, δ)-LIP implies ``(2ε, 2 e^ε δ)``-LDP, and ``2e^ε`` is tight.
+
+    Proof: ``Q(S|x) <= e^ε P(S) + e^ε δ`` and ``P(S) <= e^ε Q(S|x') + δ`` give
+    ``Q(S|x) <= e^{2ε} Q(S|x') + 2 e^ε δ``. Tight for ``P = (1/(2e^ε), 1 - 1/(2e^ε))``,
+    ``Q = [[1 - 2e^ε δ, 2e^ε δ], [1, 0]]`` when ``δ <= 1/(2(e^ε + 1))``.
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in approx_lip_to_ldp_corrected(1.0, 0.1)]
+    [2.0, 0.543656]
+    """
+    eps = check_epsilon(epsilon)
+    d = check_probability(delta, "delta")
+    return 2 * eps, min(1.0, 2 * math.exp(eps) * d)
+
+
+# -- Thm 3: LIP <-> DI --------------------------------------------------------------
+
+
+def prior_divergence(prior: Sequence[float]) -> float:
+    """``D_inf(P) = max_{x, x'} log(P(x)/P(x'))`` (003 Thm 3).
+
+    Examples
+    --------
+    >>> round(prior_divergence([0.2, 0.8]), 6)
+    1.386294
+    """
+    P = check_prior(prior)
+    if float(P.min()) == 0.0:
+        return math.inf
+    return float(math.log(P.max() / P.min()))
+
+
+def lip_to_di_bound(prior: Sequence[float], epsilon: float) -> float:
+    """003 Thm 3.1: ε-LIP implies ``(2ε + D_inf(P))``-DI.
+
+    Examples
+    --------
+    >>> round(lip_to_di_bound([0.5, 0.5], 1.0), 6)
+    2.0
+    """
+    return 2 * check_epsilon(epsilon) + prior_divergence(prior)
+
+
+def lip_to_di_exact(prior: Sequence[float], epsilon: float) -> float:
+    """Exact DI leakage implied by ε-LIP, 003 eq. (10): ``max P(x')q[x'] / (P(x)q[x])`` over the LIP cone (LPs).
+
+    Examples
+    --------
+    >>> lip_to_di_exact([0.2, 0.8], 1.0) <= lip_to_di_bound([0.2, 0.8], 1.0)
+    True
+    """
+    P = check_prior(prior)
+    e = exp_or_inf(check_epsilon(epsilon))
+    A = _lip_rows(P, e)
+    k = P.size
+    best = 0.0
+    for x in range(k):
+        for x2 in range(k):
+            if x == x2 or P[x] == 0:
+                continue
+            eq = np.zeros((1, k))
+            eq[0, x] = 1.0
+            c = np.zeros(k)
+            c[x2] = 1.0
+            v = _lp_max(c, A, eq, np.array([1.0]))
+            if math.isinf(v):
+                return math.inf
+            if v > 0 and P[x2] > 0:
+                best = max(best, math.log(v * P[x2] / P[x]))
+    return best
+
+
+def di_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
+    """003 Thm 3.1 (converse): ε-DI implies ``log(P_min + (1 - P_min) e^{ε + D_inf(P)})``-LIP.
+
+    Examples
+    --------
+    >>> round(di_to_lip_bound([0.5, 0.5], math.log(3)), 6)
+    0.693147
+    """
+    P = check_prior(prior)
+    eps = check_epsilon(epsilon)
+    pmin = float(P.min())
+    d = prior_divergence(P)
+    if math.isinf(d):
+        return math.inf
+    return math.log(pmin + (1 - pmin) * math.exp(eps + d))
+
+
+def di_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
+    """Exact worst LIP leakage of an ε-DI mechanism (LPs over the DI cone ``P(x)q_x <= e^ε P(x')q_x'``).
+
+    Examples
+    --------
+    >>> di_to_lip_exact([0.2, 0.8], 1.0) <= di_to_lip_bound([0.2, 0.8], 1.0) + 1e-9
+    True
+    """
+    P = check_prior(prior)
+    e = exp_or_inf(check_epsilon(epsilon))
+    return _max_lip_over_cone(_di_rows(P, e), P)
+
+
+# -- Thm 4, Cor 4, Cor 5: composition -------------------------------------------------
+
+
+def compose_parallel(*channels: np.ndarray) -> np.ndarray:
+    """Channel of releasing ``Y_1, ..., Y_n`` independently from the same ``X`` (003 §III-B).
+
+    Row ``x`` is the Kronecker product of the rows ``Q_k[x]``; outputs are tuples in
+    lexicographic order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compose_parallel(np.eye(2), np.eye(2)).tolist()
+    [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    """
+    if not channels:
+        raise InputError("channels", "need at least one channel")
+    Qs = [check_channel(Q, f"channels[{i}]") for i, Q in enumerate(channels)]
+    if len({Q.shape[0] for Q in Qs}) != 1:
+        raise InputError("channels", "all channels must have the same number of inputs")
+    out = Qs[0]
+    for Q in Qs[1:]:
+        out = np.einsum("xa,xb->xab", out, Q).reshape(out.shape[0], -1)
+    return out
+
+
+def compose_sequential(*channels: np.ndarray) -> np.ndarray:
+    """Channel from ``(X_1, ..., X_n)`` to ``(Y_1, ..., Y_n)``, ``Y_k`` from ``X_k`` only (003 Cor. 5).
+
+    The Kronecker product of the channels; inputs and outputs are tuples in lexicographic
+    order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compose_sequential(np.eye(2), np.full((2, 1), 1.0)).shape
+    (4, 2)
+    """
+    if not channels:
+        raise InputError("channels", "need at least one channel")
+    out = check_channel(channels[0], "channels[0]")
+    for i, Q in enumerate(channels[1:], start=1):
+        out = np.kron(out, check_channel(Q, f"channels[{i}]"))
+    return out
+
+
+def _omega(eps: float, pm: float) -> float:
+    if pm == 0.0:
+        return 2 * eps
+    return min(2 * eps, math.log((math.exp(eps) - 1 + pm) / pm))
+
+
+def _epsilons(epsilons: Sequence[float]) -> list[float]:
+    if not isinstance(epsilons, (list, tuple, np.ndarray)) or len(epsilons) == 0:
+        raise InputError("epsilons", f"must be a non-empty list of budgets, got {epsilons!r}")
+    return [check_epsilon(v, f"epsilons[{i}]") for i, v in enumerate(epsilons)]
+
+
+def lip_composition_bound(prior: Sequence[float], epsilons: Sequence[float]) -> float:
+    """003 Thm 4: leakage of ``n`` independent ``ε_k``-LIP releases of the same ``X``.
+
+    ``log(P_min + exp(sum_k min{2ε_k, log((e^{ε_k} - 1 + P_min)/P_min)}) (1 - P_min))``.
+
+    Examples
+    --------
+    >>> round(lip_composition_bound([0.5, 0.5], [math.log(2)]), 6)
+    0.405465
+    """
+    P = check_prior(prior)
+    eps = _epsilons(epsilons)
+    pm = float(P.min())
+    total = sum(_omega(e, pm) for e in eps)
+    return math.log(pm + math.exp(total) * (1 - pm))
+
+
+def bp_lip_composition_bound(priors: Sequence[Sequence[float]], epsilons: Sequence[float]) -> float:
+    """003 Cor. 4: the BP-LIP version of :func:`lip_composition_bound`.
+
+    ``log(minP + exp(sum_k ω_k)(1 - minP))``, ``ω_k = min{2ε_k, log((e^{ε_k} - 1 + maxP)/maxP)}``.
+
+    Examples
+    --------
+    >>> lip_composition_bound([0.5, 0.5], [1.0]) == bp_lip_composition_bound([[0.5, 0.5]], [1.0])
+    True
+    """
+    Ps = _priors(priors)
+    eps = _epsilons(epsilons)
+    min_p = min(float(P.min()) for P in Ps)
+    max_p = max(float(P.min()) for P in Ps)
+    total = sum(_omega(e, max_p) for e in eps)
+    return math.log(min_p + math.exp(total) * (1 - min_p))
+
+
+def sequential_composition_bound(joint: np.ndarray, epsilons: Sequence[float]) -> float:
+    """003 Cor. 5, eq. (11): leakage of releasing ``X_1..X_n`` (joint pmf ``joint``) one by one.
+
+    ``Y_k`` comes from ``X_k`` through an ``ε_k``-LIP mechanism for the marginal of ``X_k``.
+    ``log(P_min^joint + exp(sum_k min{2ε_k, log((e^{ε_k} - 1 + P_min^k)/P_min^k)})(1 - P_min^joint))``.
+
+    Parameters
+    ----------
+    joint : ndarray, shape (k_1, ..., k_n)
+        Joint distribution of the sequence.
+    epsilons : list of float, length n
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(sequential_composition_bound(np.full((2, 2), 0.25), [0.0, 0.0]), 12)
+    0.0
+    """
+    J = np.asarray(joint, dtype=float)
+    eps = _epsilons(epsilons)
+    if J.ndim != len(eps):
+        raise InputError("epsilons", f"need one budget per variable ({J.ndim}), got {len(eps)}")
+    check_prior(J.ravel(), "joint")
+    total = 0.0
+    for axis, e in enumerate(eps):
+        marginal = J.sum(axis=tuple(a for a in range(J.ndim) if a != axis))
+        total += _omega(e, float(marginal.min()))
+    pj = float(J.min())
+    return math.log(pj + math.exp(total) * (1 - pj))
+
+
+# -- Lemma 3, Cor 6, Cor 7: transferability -------------------------------------------
+
+
+def total_variation(p1: Sequence[float], p2: Sequence[float]) -> float:
+    """``D_TV(P1, P2) = sup_S |P1(S) - P2(S)| = ||P1 - P2||_1 / 2`` (003 Def. 7).
+
+    Examples
+    --------
+    >>> total_variation([0.5, 0.5], [0.2, 0.8])
+    0.3
+    """
+    a = check_prior(p1, "p1")
+    b = check_prior(p2, "p2", k=a.size)
+    return float(np.round(0.5 * np.abs(a - b).sum(), 15))
+
+
+def transfer_gap_bound(p1: Sequence[float], p2: Sequence[float]) -> float:
+    """003 Lemma 3: ``|L(M, P1) - L(M, P2)| <= log(1 + D_TV/c)``, ``c = min(P1_min, P2_min)``.
+
+    Examples
+    --------
+    >>> round(transfer_gap_bound([0.5, 0.5], [0.4, 0.6]), 6)
+    0.223144
+    """
+    a = check_prior(p1, "p1")
+    b = check_prior(p2, "p2", k=a.size)
+    c = min(float(a.min()), float(b.min()))
+    tv = total_variation(a, b)
+    if c == 0.0:
+        return 0.0 if tv == 0.0 else math.inf
+    return math.log(1 + tv / c)
+
+
+def transfer_leakage_bound(p1: Sequence[float], p2: Sequence[float], epsilon: float) -> float:
+    """003 eq. (12): an ε-LIP mechanism for ``P1`` leaks at most ``min[η + ε, 2ε, log((e^ε-1+P1_min)/P1_min)]`` under ``P2``.
+
+    Examples
+    --------
+    >>> round(transfer_leakage_bound([0.5, 0.5], [0.4, 0.6], 1.0), 6)
+    1.223144
+    """
+    a = check_prior(p1, "p1")
+    eps = check_epsilon(epsilon)
+    eta = transfer_gap_bound(a, p2)
+    return min(eta + eps, lip_to_ldp_bound(a, eps))
+
+
+def transfer_condition(p1: Sequence[float], p2: Sequence[float], epsilon: float, *, printed: bool = False) -> bool:
+    """003 Cor. 6: whether ``η + ε`` is the smallest term of eq. (12).
+
+    Condition ``D_TV <= c (e^{min(ε, Φ)} - 1)``, ``c = min(P1_min, P2_min)``. As printed,
+    ``Φ = (e^ε - 1 + P1_min)/P1_min - ε``; the algebra of eq. (12) needs
+    ``Φ = log((e^ε - 1 + P1_min)/P1_min) - ε`` (the default, ``printed=False``).
+
+    Examples
+    --------
+    >>> transfer_condition([0.5, 0.5], [0.45, 0.55], 1.0)
+    True
+    """
+    a = check_prior(p1, "p1")
+    b = check_prior(p2, "p2", k=a.size)
+    eps = check_epsilon(epsilon)
+    c = min(float(a.min()), float(b.min()))
+    pm = float(a.min())
+    if pm == 0.0:
+        return False
+    A = (math.exp(eps) - 1 + pm) / pm
+    phi = (A - eps) if printed else (math.log(A) - eps)
+    m = min(eps, phi)
+    return total_variation(a, b) <= c * math.expm1(m)
+
+
+def empirical_prior_gap_bound(n: int, k: int, beta: float, c: float) -> float:
+    """003 Cor. 7: with probability ``1 - β``, the leakage gap of a mechanism designed on the empirical prior is ``<= η``.
+
+    ``η = log(1 + Δ/(2c))``, ``Δ = sqrt(2 (|X| - log β)/n)``, ``c = min(P_hat_min, P_min)``.
+
+    Examples
+    --------
+    >>> round(empirical_prior_gap_bound(1000, 2, 0.01, 0.3), 6)
+    0.184112
+    """
+    n = check_k(n, "n")
+    k = check_k(k, "k")
+    beta = check_probability(beta, "beta")
+    c = check_probability(c, "c")
+    if beta == 0.0:
+        return math.inf
+    if c == 0.0:
+        return math.inf
+    delta = math.sqrt(2.0 * (k - math.log(beta)) / n)
+    return math.log(1 + delta / (2 * c))
+

@@ -1,0 +1,499 @@
+"""Privacy budget accounting for a user who sends several reports about the same data.
+
+Each report is produced by a mechanism with its own budget ``ε_k``; what the user has
+given away after ``n`` reports is bounded by a composition rule that depends on the
+notion:
+
+========================  ======================================================  ===========
+notion                    bound after reports ``ε_1 … ε_n``                       source
+========================  ======================================================  ===========
+``ldp`` (and the E-LDP    ``Σ ε_k``; for a fixed pattern ``E = ε·D`` (block,     basic
+family ``block``,         high-low, metric) the product channel satisfies        composition
+``high_low``, ``metric``) ``(Σ ε_k)·D``
+``uldp``                  ``Σ ε_k`` with the same sensitive set ``X_S``           001 Prop. 1
+``lip`` (prior ``P``)     ``ln(P_min + exp(Σ ω_k)(1 − P_min))``,                  003 Thm 4
+                          ``ω_k = min{2ε_k, ln((e^{ε_k} − 1 + P_min)/P_min)}``
+``bp_lip`` (prior set)    Thm 4 with ``min P_min^bp`` outside and                 003 Cor. 4
+                          ``max P_min^bp`` inside ``ω_k``
+``lip_sequence``          eq. 11: Thm 4 with the joint ``P^min_{X_1^n}`` outside  003 Cor. 5
+(correlated data          and each step's marginal ``P^k_min`` inside ``ω_k``
+``X_1 … X_n``)
+========================  ======================================================  ===========
+
+The LIP bounds are implemented as printed in 003. A single LIP report leaks at most its
+own ``ε_1`` (the definition), which is below the printed bound for ``n = 1``, so the
+ledger uses ``ε_1`` for the first report and the printed bound from the second on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mechopt._errors import InputError, MechoptError
+
+__all__ = [
+    "BUDGET_NOTIONS",
+    "BudgetExceededError",
+    "PrivacyBudget",
+    "bp_lip_composition_bound",
+    "ldp_composition",
+    "lip_composition_bound",
+    "lip_sequence_composition_bound",
+]
+
+_ADDITIVE = ("ldp", "block", "high_low", "metric", "uldp")
+#: Notions a :class:`PrivacyBudget` can account for.
+BUDGET_NOTIONS = (*_ADDITIVE, "lip", "bp_lip", "lip_sequence")
+
+
+class BudgetExceededError(MechoptError):
+    """A report was refused because it would take the leakage bound over the limit.
+
+    Attributes
+    ----------
+    notion : str
+    limit : float
+    spent : float
+        The bound before the refused report (unchanged by the refusal).
+    requested : float
+        The refused report's ε.
+    would_be : float
+        The bound had the report been sent.
+    """
+
+    exit_code = 1
+
+    def __init__(self, notion: str, limit: float, spent: float, requested: float,
+                 would_be: float, rule: str):
+        self.notion, self.limit, self.spent = notion, limit, spent
+        self.requested, self.would_be = requested, would_be
+        super().__init__(
+            f"budget: a report with epsilon={requested!r} would raise the {notion} leakage "
+            f"bound from {spent!r} to {would_be!r}, above the limit {limit!r} ({rule}); "
+            "the report was refused and nothing was recorded")
+
+
+def _epsilon(value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(field, f"must be a number >= 0, got {value!r}")
+    v = float(value)
+    if math.isnan(v) or v < 0:
+        raise InputError(field, f"must be >= 0, got {value!r}")
+    return v
+
+
+def _epsilons(values: Iterable[float], field: str = "epsilons") -> list[float]:
+    out = [_epsilon(v, f"{field}[{i}]") for i, v in enumerate(values)]
+    if not out:
+        raise InputError(field, "must contain at least one report's epsilon, got none")
+    return out
+
+
+def _p_min(value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            0.0 < float(value) <= 1.0):
+        raise InputError(field, f"must lie in (0, 1], got {value!r} (a prior with a zero "
+                                "entry makes the LIP composition bound infinite)")
+    return float(value)
+
+
+def _prior_min(prior: Sequence[float], field: str) -> float:
+    try:
+        values = [float(v) for v in prior]
+    except (TypeError, ValueError):
+        raise InputError(field, f"must be a list of probabilities, got {prior!r}") from None
+    if len(values) < 2 or any(not math.isfinite(v) or v < 0 for v in values):
+        raise InputError(field, f"must be >= 2 finite non-negative probabilities, "
+                                f"got {prior!r}")
+    if abs(math.fsum(values) - 1.0) > 1e-9:
+        raise InputError(field, f"must sum to 1 within 1e-9, sums to {math.fsum(values)!r}")
+    return _p_min(min(values), f"min({field})")
+
+
+def _omega(eps: float, p_min: float) -> float:
+    """``min{2ε, ln((e^ε − 1 + P_min)/P_min)}`` of 003 Thm 4, without overflow."""
+    if math.isinf(eps):
+        return math.inf
+    # ln((e^ε − 1 + P)/P) = ε + ln(1 + (P − 1) e^{−ε} / P)... computed stably:
+    second = math.log((math.expm1(eps) + p_min) / p_min) if eps < 700 else (
+        eps + math.log1p((p_min - 1.0) * math.exp(-eps)) - math.log(p_min))
+    return min(2.0 * eps, second)
+
+
+def _outer(total_omega: float, p_min: float) -> float:
+    """``ln(P + e^W (1 − P))`` of 003 Thm 4 / Cor. 4 / eq. 11, stable for large ``W``."""
+    if math.isinf(total_omega):
+        return math.inf
+    if p_min >= 1.0:
+        return 0.0
+    # = W + ln(1 − P) + ln(1 + P e^{−W}/(1 − P))
+    return total_omega + math.log1p(-p_min) + math.log1p(p_min * math.exp(-total_omega)
+                                                          / (1.0 - p_min))
+
+
+def ldp_composition(epsilons: Iterable[float]) -> float:
+    """Basic sequential composition of ε-LDP reports: ``Σ ε_k``.
+
+    Also the rule of ULDP with a common sensitive set (001 Prop. 1: ``(X_S, Y_0P, ε_0)``
+    then ``(X_S, Y_1P, ε_1)`` gives ``(X_S, (Y_0 × Y_1)_P, ε_0 + ε_1)``-ULDP) and of the
+    E-LDP notions with a fixed pattern. Summed exactly on the decimal values.
+
+    Parameters
+    ----------
+    epsilons : iterable of float
+        The budget of each report.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> ldp_composition([0.1] * 10)
+    1.0
+    """
+    eps = _epsilons(epsilons)
+    if any(math.isinf(e) for e in eps):
+        return math.inf
+    return float(sum((Fraction(str(e)) for e in eps), Fraction(0)))
+
+
+def lip_composition_bound(epsilons: Iterable[float], p_min: float) -> float:
+    """Leakage bound of ``n`` independent ε_k-LIP reports about one input (003 Thm 4).
+
+    As printed in 003 (Jiang, Seif, Tandon, Li), Theorem 4::
+
+        L_LIP(X; Y_1^n) ≤ ln( P_min + exp(Σ_k min{2ε_k, ln((e^{ε_k} − 1 + P_min)/P_min)})
+                                     · (1 − P_min) ),     P_min = min_x P_X(x),
+
+    for mechanisms that each satisfy ε_k-LIP under the same prior ``P_X`` and whose
+    outputs are independent given ``X``.
+
+    Parameters
+    ----------
+    epsilons : iterable of float
+        ``ε_1 … ε_n``.
+    p_min : float
+        Smallest prior probability, in ``(0, 1]``.
+
+    Returns
+    -------
+    float
+        The bound (natural log).
+
+    Examples
+    --------
+    >>> round(lip_composition_bound([1.0, 1.0], 0.25), 4)
+    3.7184
+    """
+    eps = _epsilons(epsilons)
+    p = _p_min(p_min, "p_min")
+    return _outer(math.fsum(_omega(e, p) for e in eps), p)
+
+
+def bp_lip_composition_bound(epsilons: Iterable[float],
+                             priors: Sequence[Sequence[float]]) -> float:
+    """Leakage bound of ``n`` ε_k-BP-LIP reports for a bounded prior set (003 Cor. 4).
+
+    As printed in 003, Corollary 4::
+
+        L_BP-LIP(X; Y_1^n) ≤ ln( min P^bp_min + exp(Σ_k ω_k) (1 − min P^bp_min) ),
+        ω_k = min{2ε_k, ln((e^{ε_k} − 1 + max P^bp_min) / max P^bp_min)},
+
+    ``min P^bp_min = min_{x, P} P(x)`` and ``max P^bp_min = max_P min_x P(x)`` over the
+    prior set. The set is given by the listed priors; ``max P^bp_min`` is taken over the
+    list, which is at most its value over their convex hull and so gives a larger (more
+    conservative) ``ω_k``.
+
+    Parameters
+    ----------
+    epsilons : iterable of float
+        ``ε_1 … ε_n``.
+    priors : sequence of probability vectors
+        The prior set (a finite list, e.g. the vertices of a box ∩ simplex).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> b = bp_lip_composition_bound([1.0, 1.0], [[0.25, 0.75], [0.5, 0.5]])
+    >>> round(b, 4)
+    2.7089
+    """
+    eps = _epsilons(epsilons)
+    if not priors:
+        raise InputError("priors", "must list at least one prior, got none")
+    mins = [_prior_min(p, f"priors[{i}]") for i, p in enumerate(priors)]
+    lo, hi = min(mins), max(mins)
+    return _outer(math.fsum(_omega(e, hi) for e in eps), lo)
+
+
+def lip_sequence_composition_bound(epsilons: Iterable[float],
+                                   marginal_p_mins: Iterable[float],
+                                   joint_p_min: float) -> float:
+    """Leakage bound for a correlated data sequence ``X_1 … X_n`` (003 Cor. 5, eq. 11).
+
+    Report ``k`` is an ε_k-LIP release of ``X_k`` alone (under ``X_k``'s marginal prior).
+    As printed in 003, eq. (11)::
+
+        L_LIP(X_1^n; Y_1^n) ≤ ln( P^min_{X_1^n}
+                + exp(Σ_k min{2ε_k, ln((e^{ε_k} − 1 + P^k_min)/P^k_min)}) (1 − P^min_{X_1^n}) ),
+
+    ``P^min_{X_1^n}`` the smallest probability of the joint distribution of the sequence,
+    ``P^k_min`` the smallest probability of ``X_k``'s marginal.
+
+    Parameters
+    ----------
+    epsilons : iterable of float
+        ``ε_1 … ε_n``.
+    marginal_p_mins : iterable of float
+        ``P^k_min`` for each report, same length.
+    joint_p_min : float
+        ``P^min_{X_1^n}``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(lip_sequence_composition_bound([1.0], [0.25], 0.25), 4)
+    1.7564
+    """
+    eps = _epsilons(epsilons)
+    mins = [_p_min(p, f"marginal_p_mins[{i}]") for i, p in enumerate(marginal_p_mins)]
+    if len(mins) != len(eps):
+        raise InputError("marginal_p_mins", f"must give one value per report ({len(eps)}), "
+                                            f"got {len(mins)}")
+    joint = _p_min(joint_p_min, "joint_p_min")
+    return _outer(math.fsum(_omega(e, p) for e, p in zip(eps, mins)), joint)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    epsilon: float
+    total: float
+
+
+class PrivacyBudget:
+    """A ledger of the reports one user sends about the same data, with a hard limit.
+
+    :meth:`spend` records a report only if the composed leakage bound (see the module
+    table: LDP adds; ULDP adds, 001 Prop. 1; LIP 003 Thm 4; BP-LIP 003 Cor. 4; correlated
+    sequences 003 Cor. 5) stays at or below ``limit``; otherwise it raises
+    :class:`BudgetExceededError` and records nothing.
+
+    Parameters
+    ----------
+    limit : float
+        The largest total leakage (natural log) the user accepts; ``inf`` for no limit.
+    notion : str
+        One of ``ldp``, ``block``, ``high_low``, ``metric``, ``uldp``, ``lip``,
+        ``bp_lip``, ``lip_sequence``.
+    prior : sequence of float, keyword-only
+        ``lip``: the prior every report's mechanism was designed for.
+    priors : sequence of sequences, keyword-only
+        ``bp_lip``: the prior set.
+    joint_p_min : float, keyword-only
+        ``lip_sequence``: smallest probability of the joint distribution of the whole
+        planned sequence (for a prefix the true value is larger, so the bound stays
+        valid and conservative).
+    sensitive : iterable of str, keyword-only
+        ``uldp``: the sensitive set ``X_S`` every report must protect.
+
+    Raises
+    ------
+    InputError
+        When the notion is unknown, the limit negative, or a parameter the notion needs
+        is missing or malformed.
+
+    Examples
+    --------
+    >>> budget = PrivacyBudget(1.0, "ldp")
+    >>> budget.spend(0.5)
+    0.5
+    >>> budget.spend(0.5)
+    1.0
+    >>> try:
+    ...     budget.spend(0.1)
+    ... except BudgetExceededError as err:
+    ...     print(err.would_be, budget.spent)
+    1.1 1.0
+    """
+
+    def __init__(self, limit: float, notion: str, *, prior: Sequence[float] | None = None,
+                 priors: Sequence[Sequence[float]] | None = None,
+                 joint_p_min: float | None = None,
+                 sensitive: Iterable[str] | None = None):
+        self.limit = _epsilon(limit, "limit")
+        if notion not in BUDGET_NOTIONS:
+            raise InputError("notion", f"must be one of {', '.join(BUDGET_NOTIONS)}, "
+                                       f"got {notion!r}")
+        self.notion = notion
+        self._entries: list[_Entry] = []
+        self._marginal_mins: list[float] = []
+        self.p_min: float | None = None
+        self.priors: list[list[float]] | None = None
+        self.joint_p_min: float | None = None
+        self.sensitive: frozenset[str] | None = None
+        if notion == "lip":
+            if prior is None:
+                raise InputError("prior", "is required for notion 'lip' (003 Thm 4 depends "
+                                          "on the smallest prior probability)")
+            self.p_min = _prior_min(prior, "prior")
+        elif notion == "bp_lip":
+            if not priors:
+                raise InputError("priors", "are required for notion 'bp_lip' (003 Cor. 4)")
+            for i, p in enumerate(priors):
+                _prior_min(p, f"priors[{i}]")
+            self.priors = [[float(v) for v in p] for p in priors]
+        elif notion == "lip_sequence":
+            if joint_p_min is None:
+                raise InputError("joint_p_min", "is required for notion 'lip_sequence' "
+                                                "(003 Cor. 5)")
+            self.joint_p_min = _p_min(joint_p_min, "joint_p_min")
+        elif notion == "uldp":
+            if sensitive is None:
+                raise InputError("sensitive", "is required for notion 'uldp' (001 Prop. 1 "
+                                              "composes reports with a common X_S)")
+            self.sensitive = self._label_set(sensitive, "sensitive")
+
+    @staticmethod
+    def _label_set(labels: Iterable[str], field: str) -> frozenset[str]:
+        if isinstance(labels, str):
+            raise InputError(field, f"must be a list of labels, got the string {labels!r}")
+        out = list(labels)
+        bad = [v for v in out if not isinstance(v, str)]
+        if bad:
+            raise InputError(field, f"labels must be strings, got {bad[0]!r}")
+        return frozenset(out)
+
+    @property
+    def spent(self) -> float:
+        """The current leakage bound (0 before any report)."""
+        return self._entries[-1].total if self._entries else 0.0
+
+    @property
+    def reports(self) -> int:
+        """Number of reports recorded."""
+        return len(self._entries)
+
+    @property
+    def history(self) -> list[tuple[float, float]]:
+        """``(ε of the report, bound after it)`` for each recorded report."""
+        return [(e.epsilon, e.total) for e in self._entries]
+
+    def _rule(self) -> str:
+        return {"ldp": "basic composition, sum of epsilons",
+                "block": "basic composition, sum of epsilons",
+                "high_low": "basic composition, sum of epsilons",
+                "metric": "basic composition, sum of epsilons",
+                "uldp": "001 Prop. 1, sum of epsilons",
+                "lip": "003 Thm 4",
+                "bp_lip": "003 Cor. 4",
+                "lip_sequence": "003 Cor. 5"}[self.notion]
+
+    def would_spend(self, report_epsilon: float, *, prior: Sequence[float] | None = None,
+                    sensitive: Iterable[str] | None = None) -> float:
+        """The leakage bound if a report with ``report_epsilon`` were sent; records nothing.
+
+        Parameters
+        ----------
+        report_epsilon : float
+            Budget of the report's mechanism under this ledger's notion.
+        prior : sequence of float, keyword-only
+            ``lip_sequence``: the marginal prior of the datum this report releases.
+        sensitive : iterable of str, keyword-only
+            ``uldp``: the report mechanism's sensitive set; it must contain the ledger's.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        InputError
+            When ``report_epsilon`` is negative or NaN, or the notion's parameter for the
+            report is missing or incompatible.
+
+        Examples
+        --------
+        >>> PrivacyBudget(2.0, "ldp").would_spend(0.75)
+        0.75
+        """
+        eps = _epsilon(report_epsilon, "report_epsilon")
+        history = [e.epsilon for e in self._entries] + [eps]
+        if self.notion in _ADDITIVE:
+            if self.notion == "uldp":
+                if sensitive is None:
+                    raise InputError("sensitive", "is required for a ULDP report: the "
+                                                  "report mechanism's sensitive set X_S")
+                missing = sorted((self.sensitive or frozenset()) - self._label_set(sensitive, "sensitive"))
+                if missing:
+                    raise InputError("sensitive", f"the report's mechanism does not protect "
+                                                  f"{missing!r}, which this budget treats "
+                                                  "as sensitive; 001 Prop. 1 composes only "
+                                                  "mechanisms with a common X_S")
+            return ldp_composition(history)
+        if len(history) == 1:
+            return eps  # one LIP report leaks at most its own ε (definition)
+        if self.notion == "lip":
+            return lip_composition_bound(history, float(self.p_min or 0.0))
+        if self.notion == "bp_lip":
+            return bp_lip_composition_bound(history, self.priors or [])
+        if prior is None:
+            raise InputError("prior", "is required for a 'lip_sequence' report: the "
+                                      "marginal prior of the datum it releases (003 Cor. 5)")
+        mins = [*self._marginal_mins, _prior_min(prior, "prior")]
+        return lip_sequence_composition_bound(history, mins, float(self.joint_p_min or 0.0))
+
+    def spend(self, report_epsilon: float, *, prior: Sequence[float] | None = None,
+              sensitive: Iterable[str] | None = None) -> float:
+        """Record a report if the composed bound stays within the limit.
+
+        Parameters
+        ----------
+        report_epsilon : float
+            Budget of the report's mechanism under this ledger's notion.
+        prior : sequence of float, keyword-only
+            ``lip_sequence``: the marginal prior of the datum this report releases.
+        sensitive : iterable of str, keyword-only
+            ``uldp``: the report mechanism's sensitive set; it must contain the ledger's.
+
+        Returns
+        -------
+        float
+            The new leakage bound.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the bound after this report would exceed ``limit``; nothing is recorded.
+        InputError
+            As :meth:`would_spend`.
+
+        Examples
+        --------
+        >>> budget = PrivacyBudget(4.0, "lip", prior=[0.25, 0.25, 0.5])
+        >>> budget.spend(1.0)            # one report: its own epsilon
+        1.0
+        >>> round(budget.spend(1.0), 4)  # two reports: 003 Thm 4
+        3.7184
+        """
+        total = self.would_spend(report_epsilon, prior=prior, sensitive=sensitive)
+        if total > self.limit:
+            raise BudgetExceededError(self.notion, self.limit, self.spent,
+                                      float(report_epsilon), total, self._rule())
+        if self.notion == "lip_sequence":
+            self._marginal_mins.append(_prior_min(prior or [], "prior"))
+        self._entries.append(_Entry(float(report_epsilon), total))
+        return total
+
+    def __repr__(self) -> str:
+        return (f"PrivacyBudget(limit={self.limit!r}, notion={self.notion!r}, "
+                f"spent={self.spent!r}, reports={self.reports})")

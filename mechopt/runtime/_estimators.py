@@ -1,0 +1,673 @@
+"""Server-side estimators over report counts, and their predicted accuracy.
+
+A deployment collects reports ``y_1 … y_n``; ``counts[y]`` is how many users reported
+output ``y``. With ``λ = Qᵀ p`` the output distribution for an input distribution ``p``,
+the estimators of ``p`` are
+
+* :func:`estimate_inversion` — solve ``Qᵀ p ≈ counts / n`` with ``Σ p = 1`` (exact
+  inversion for a square invertible channel, least squares otherwise; the *empirical
+  estimation method* of 001 §2.5, eq. 3). Unbiased, may be negative.
+* :func:`estimate_projected` — the same, then the Euclidean projection onto the simplex.
+* :func:`estimate_em` — maximum likelihood over the simplex by EM, a.k.a. the iterative
+  Bayesian update (001 §2.5, "EM reconstruction method").
+
+and, for a known prior (paper 000, Jiang, Li, Tandon), the Bayes (MMSE) aggregates
+:func:`mmse_aggregate` (000 §III eq. 10) and :func:`mmse_histogram` (000 eq. 30).
+
+:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of SPEC §3 (the solver of
+the ``estimation_variance`` objective imports it), and :func:`variance_report` turns it
+into standard errors and confidence intervals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mechopt._errors import InputError
+from mechopt.runtime._sampling import as_channel
+
+__all__ = [
+    "VarianceReport",
+    "estimate_em",
+    "estimate_inversion",
+    "estimate_projected",
+    "estimation_covariance",
+    "estimation_risk",
+    "mmse_aggregate",
+    "mmse_decoder",
+    "mmse_histogram",
+    "mmse_histogram_risk",
+    "mmse_risk",
+    "project_simplex",
+    "variance_report",
+]
+
+_PRIOR_ATOL = 1e-9
+
+
+def _as_counts(counts: ArrayLike, m: int) -> np.ndarray:
+    arr = np.asarray(counts)
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise InputError("counts", f"must be a 1-D array with one count per output ({m}), "
+                                   f"got shape {arr.shape!r}")
+    try:
+        arr = arr.astype(float)
+    except (TypeError, ValueError) as err:
+        raise InputError("counts", f"must be numeric: {err}") from None
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        bad = arr[~np.isfinite(arr) | (arr < 0)][0]
+        raise InputError("counts", f"must be finite and >= 0, got {float(bad)!r}")
+    if arr.sum() <= 0:
+        raise InputError("counts", "must contain at least one report, got a total of 0")
+    return arr
+
+
+def _as_distribution(p: ArrayLike, k: int, field: str, *, positive: bool = False
+                     ) -> np.ndarray:
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InputError(field, f"must be a probability vector: {err}") from None
+    if arr.ndim != 1 or arr.shape[0] != k:
+        raise InputError(field, f"must be a vector with one probability per input ({k}), "
+                                f"got shape {arr.shape!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        bad = arr[~np.isfinite(arr) | (arr < 0)][0]
+        raise InputError(field, f"entries must be finite and >= 0, got {float(bad)!r}")
+    if positive and np.any(arr <= 0):
+        i = int(np.flatnonzero(arr <= 0)[0])
+        raise InputError(f"{field}[{i}]", f"must be > 0 (the asymptotic risk is taken at an "
+                                          f"interior point; smooth the estimate), got "
+                                          f"{float(arr[i])!r}")
+    if abs(arr.sum() - 1.0) > _PRIOR_ATOL:
+        raise InputError(field, f"must sum to 1 within {_PRIOR_ATOL}, sums to "
+                                f"{float(arr.sum())!r}")
+    return arr
+
+
+def _simplex_basis(k: int) -> np.ndarray:
+    """``B = [I; -1ᵀ]`` (k × (k-1)), a basis of the simplex's tangent space (SPEC §3)."""
+    return np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
+
+
+def _design(Q: np.ndarray) -> np.ndarray:
+    """``Qᵀ B`` (m × (k-1)) and check that the rows of ``Q`` are independent."""
+    k = Q.shape[0]
+    if np.linalg.matrix_rank(Q) < k:
+        raise InputError("Q", f"has rank {np.linalg.matrix_rank(Q)} < k = {k}: the input "
+                              "distribution is not identifiable from the reports by "
+                              "inversion; use the 'em' method (maximum likelihood)")
+    return Q.T @ _simplex_basis(k)
+
+
+# --------------------------------------------------------------------------- risk
+
+
+def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
+    """Asymptotic covariance ``B J⁻¹ Bᵀ`` of ``√n (p̂ − p)`` for the efficient estimator.
+
+    With ``B = [I; −1ᵀ]`` and the Fisher information of one report about the first
+    ``k − 1`` coordinates of ``p``,
+
+        ``J = Σ_y (Bᵀ q_y)(Bᵀ q_y)ᵀ / (p0 · q_y)``     (SPEC §3),
+
+    the maximum-likelihood estimate (:func:`estimate_em`) from ``n`` reports has
+    ``Cov(p̂) ≈ B J⁻¹ Bᵀ / n`` near ``p0``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    p0 : array_like, shape (k,)
+        The input distribution at which the risk is taken; strictly positive.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k, k)
+        ``B J⁻¹ Bᵀ``; every entry is ``inf`` when ``J`` is singular (the channel does not
+        identify ``p``).
+
+    Raises
+    ------
+    InputError
+        When ``Q`` is not a channel or ``p0`` is not a strictly positive distribution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> C = estimation_covariance(np.eye(2), [0.5, 0.5])   # no noise: multinomial
+    >>> np.allclose(C, [[0.25, -0.25], [-0.25, 0.25]])
+    True
+    """
+    Q = as_channel(Q)
+    k = Q.shape[0]
+    p0 = _as_distribution(p0, k, "p0", positive=True)
+    if k == 1:
+        return np.zeros((1, 1))
+    lam = p0 @ Q
+    used = lam > 0  # p0 > 0, so lam == 0 only for an all-zero column, which carries nothing
+    A = (Q[:, used].T @ _simplex_basis(k)) / np.sqrt(lam[used])[:, None]  # J = AᵀA
+    _, s, vt = np.linalg.svd(A, full_matrices=False)
+    if s.size < k - 1 or s[-1] <= 1e-12 * max(s[0], 1.0):
+        return np.full((k, k), np.inf)
+    w = vt.T / s  # J⁻¹ = w wᵀ
+    bw = _simplex_basis(k) @ w
+    return bw @ bw.T
+
+
+def estimation_risk(Q: ArrayLike, p0: ArrayLike) -> float:
+    """Asymptotic estimation risk ``n · E‖p̂ − p‖² ≈ tr(B J⁻¹ Bᵀ)`` (SPEC §3).
+
+    ``J = Σ_y (Bᵀ q_y)(Bᵀ q_y)ᵀ / (p0 · q_y)`` is the Fisher information of one report
+    about the free coordinates of the input distribution, ``B = [I; −1ᵀ]`` (k × (k−1)).
+    ``tr(B J⁻¹ Bᵀ) / n`` is the mean squared ℓ2 error of the maximum-likelihood estimate
+    from ``n`` reports (and of inversion for a square invertible channel), to first order
+    in ``1/n``. This is the objective ``estimation_variance`` that the solver minimises.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    p0 : array_like, shape (k,)
+        Input distribution near which the risk is evaluated; strictly positive.
+
+    Returns
+    -------
+    float
+        ``tr(B J⁻¹ Bᵀ)``; ``inf`` when the channel does not identify ``p``.
+
+    Raises
+    ------
+    InputError
+        When ``Q`` is not a channel or ``p0`` is not a strictly positive distribution.
+
+    Examples
+    --------
+    k-RR with ``k = 10``, ``ε = 0.5`` at the uniform distribution (SPEC §3 quotes 242.5):
+
+    >>> import numpy as np
+    >>> k, e = 10, np.exp(0.5)
+    >>> Q = (np.ones((k, k)) + (e - 1) * np.eye(k)) / (e + k - 1)
+    >>> round(estimation_risk(Q, np.full(k, 1 / k)), 1)
+    242.5
+    """
+    C = estimation_covariance(Q, p0)
+    return float(np.trace(C))
+
+
+@dataclass(frozen=True)
+class VarianceReport:
+    """Predicted accuracy of an estimate from ``n`` reports (see :func:`variance_report`).
+
+    Attributes
+    ----------
+    n : int
+        Number of reports.
+    level : float
+        Confidence level of the intervals.
+    risk : float
+        ``tr(B J⁻¹ Bᵀ)``, the predicted ``n · E‖p̂ − p‖²``.
+    expected_squared_error : float
+        ``risk / n``, the predicted ``E‖p̂ − p‖²``.
+    covariance : numpy.ndarray, shape (k, k)
+        ``B J⁻¹ Bᵀ / n``.
+    standard_errors : numpy.ndarray, shape (k,)
+        Square roots of the diagonal of ``covariance``.
+    lower, upper : numpy.ndarray, shape (k,)
+        ``p0 ∓ z · standard_errors``, ``z`` the normal quantile of ``(1 + level) / 2``
+        (Wald intervals around ``p0``; clip to [0, 1] yourself if you want).
+    """
+
+    n: int
+    level: float
+    risk: float
+    expected_squared_error: float
+    covariance: np.ndarray
+    standard_errors: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def variance_report(Q: ArrayLike, p0: ArrayLike, n: int, *, level: float = 0.95
+                    ) -> VarianceReport:
+    """Predict the error of an estimate from ``n`` reports: risk, standard errors, intervals.
+
+    Uses the asymptotic covariance ``B J⁻¹ Bᵀ / n`` of :func:`estimation_covariance`
+    (SPEC §3). Pass the estimate itself as ``p0`` (plug-in) to get Wald confidence
+    intervals ``p̂ ± z·se`` for each coordinate.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    p0 : array_like, shape (k,)
+        The (estimated) input distribution; strictly positive.
+    n : int
+        Number of reports, ``>= 1``.
+    level : float, keyword-only
+        Confidence level in ``(0, 1)``.
+
+    Returns
+    -------
+    VarianceReport
+
+    Raises
+    ------
+    InputError
+        When ``n < 1``, ``level`` is outside ``(0, 1)``, or ``Q`` / ``p0`` are invalid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rep = variance_report(np.eye(2), [0.5, 0.5], 100)
+    >>> round(float(rep.standard_errors[0]), 3)     # sqrt(0.25 / 100)
+    0.05
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError("n", f"must be an integer >= 1, got {n!r}")
+    if not (0.0 < level < 1.0):
+        raise InputError("level", f"must lie strictly between 0 and 1, got {level!r}")
+    p = _as_distribution(p0, as_channel(Q).shape[0], "p0", positive=True)
+    cov = estimation_covariance(Q, p) / int(n)
+    risk = float(np.trace(cov)) * int(n)
+    se = np.sqrt(np.diag(cov))
+    z = NormalDist().inv_cdf((1.0 + level) / 2.0)
+    return VarianceReport(n=int(n), level=float(level), risk=risk,
+                          expected_squared_error=risk / int(n), covariance=cov,
+                          standard_errors=se, lower=p - z * se, upper=p + z * se)
+
+
+# ---------------------------------------------------------------------- estimators
+
+
+def estimate_inversion(Q: ArrayLike, counts: ArrayLike) -> np.ndarray:
+    """Estimate the input distribution by inverting the channel (001 §2.5, eq. 3).
+
+    Solves ``min ‖Qᵀ p − counts/n‖₂  s.t.  Σ p = 1`` by writing ``p = B θ + e_k``
+    (``B = [I; −1ᵀ]``). For a square invertible channel this is the exact solution of
+    ``Qᵀ p = counts/n`` (its entries sum to 1 automatically); for ``m > k`` it is the
+    least-squares (pseudo-inverse) solution on the affine hull of the simplex. The
+    estimate is unbiased and may have negative entries.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    counts : array_like, shape (m,)
+        Number of reports of each output.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        The estimate; sums to 1.
+
+    Raises
+    ------
+    InputError
+        When ``Q`` has rank below ``k`` (``p`` is not identifiable: use
+        :func:`estimate_em`) or ``counts`` is malformed or all zero.
+
+    Examples
+    --------
+    >>> Q = [[0.75, 0.25], [0.25, 0.75]]
+    >>> estimate_inversion(Q, [60, 40]).round(6).tolist()
+    [0.7, 0.3]
+    """
+    Q = as_channel(Q)
+    k, m = Q.shape
+    c = _as_counts(counts, m)
+    freq = c / c.sum()
+    if k == 1:
+        return np.ones(1)
+    D = _design(Q)
+    theta, *_ = np.linalg.lstsq(D, freq - Q[-1], rcond=None)
+    p = np.empty(k)
+    p[:-1] = theta
+    p[-1] = 1.0 - theta.sum()
+    return p
+
+
+def project_simplex(v: ArrayLike) -> np.ndarray:
+    """Euclidean projection onto the probability simplex.
+
+    Returns ``argmin_p ‖p − v‖₂`` over ``{p ≥ 0, Σ p = 1}``, which is ``max(v − τ, 0)``
+    for the unique ``τ`` making the result sum to 1, found by sorting (Held, Wolfe and
+    Crowder 1974; Duchi et al. 2008).
+
+    Parameters
+    ----------
+    v : array_like, shape (k,)
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+
+    Examples
+    --------
+    >>> project_simplex([0.8, 0.5, -0.3]).round(6).tolist()
+    [0.65, 0.35, 0.0]
+    """
+    v = np.asarray(v, dtype=float)
+    if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
+        raise InputError("v", f"must be a non-empty finite 1-D vector, got {v!r}")
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    ranks = np.arange(1, v.size + 1)
+    rho = np.flatnonzero(u - css / ranks > 0)[-1]
+    tau = css[rho] / (rho + 1)
+    return np.maximum(v - tau, 0.0)
+
+
+def estimate_projected(Q: ArrayLike, counts: ArrayLike) -> np.ndarray:
+    """Inversion (:func:`estimate_inversion`) followed by projection onto the simplex.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    counts : array_like, shape (m,)
+        Number of reports of each output.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        A probability vector: the point of the simplex nearest to the inversion estimate.
+
+    Raises
+    ------
+    InputError
+        As :func:`estimate_inversion`.
+
+    Examples
+    --------
+    >>> Q = [[0.75, 0.25], [0.25, 0.75]]
+    >>> estimate_projected(Q, [90, 10]).round(6).tolist()   # inversion gives [1.3, -0.3]
+    [1.0, 0.0]
+    """
+    return project_simplex(estimate_inversion(Q, counts))
+
+
+def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
+                tol: float = 1e-12, init: ArrayLike | None = None) -> np.ndarray:
+    """Maximum-likelihood estimate over the simplex by EM (iterative Bayesian update).
+
+    Maximises ``ℓ(p) = Σ_y (counts_y / n) log (Qᵀ p)_y`` over the simplex (001 §2.5, "EM
+    reconstruction"; Agrawal & Aggarwal 2001). One step is the Bayesian update
+
+        ``p⁺(x) = p(x) · g(x)``,  ``g(x) = Σ_y (counts_y / n) Q[x, y] / (Qᵀ p)_y``,
+
+    which never decreases ``ℓ`` and keeps ``p`` in the simplex. Because ``ℓ`` is concave
+    and ``Σ_x p(x) g(x) = 1``, ``ℓ(p̂_ML) − ℓ(p) ≤ max_x g(x) − 1``: iteration stops when
+    this certified gap is at most ``tol`` (or after ``max_iter`` steps).
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    counts : array_like, shape (m,)
+        Number of reports of each output.
+    max_iter : int, keyword-only
+        Maximum number of updates.
+    tol : float, keyword-only
+        Target gap in average log-likelihood per report.
+    init : array_like, shape (k,), optional, keyword-only
+        Strictly positive starting distribution (default: uniform).
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        The estimate (a probability vector).
+
+    Raises
+    ------
+    InputError
+        When ``counts`` reports an output the channel never produces (its column is all
+        zero), or an argument is malformed.
+
+    Examples
+    --------
+    >>> Q = [[0.75, 0.25], [0.25, 0.75]]
+    >>> estimate_em(Q, [60, 40]).round(6).tolist()     # interior: equals inversion
+    [0.7, 0.3]
+    >>> estimate_em(Q, [90, 10]).round(6).tolist()     # boundary: ML is [1, 0]
+    [1.0, 0.0]
+    """
+    Q = as_channel(Q)
+    k, m = Q.shape
+    c = _as_counts(counts, m)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
+        raise InputError("max_iter", f"must be an integer >= 1, got {max_iter!r}")
+    if not (tol > 0):
+        raise InputError("tol", f"must be > 0, got {tol!r}")
+    impossible = np.flatnonzero((c > 0) & (Q.sum(axis=0) == 0))
+    if impossible.size:
+        y = int(impossible[0])
+        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but the channel never produces output "
+                                         f"{y} (its column is all zero)")
+    used = c > 0
+    Qc, w = Q[:, used], c[used] / c.sum()
+    if init is None:
+        p = np.full(k, 1.0 / k)
+    else:
+        p = _as_distribution(init, k, "init", positive=True)
+    for _ in range(max_iter):
+        g = Qc @ (w / (p @ Qc))
+        if g.max() - 1.0 <= tol:
+            break
+        p = p * g
+        p /= p.sum()  # exact in theory; removes rounding drift
+    return p
+
+
+# ------------------------------------------------------------- MMSE (paper 000)
+
+
+def _mmse_setup(Q: ArrayLike, prior: ArrayLike) -> tuple[np.ndarray, np.ndarray,
+                                                          np.ndarray]:
+    Q = as_channel(Q)
+    prior = _as_distribution(prior, Q.shape[0], "prior")
+    joint = prior[:, None] * Q            # Pr(X = x, Y = y)
+    return Q, prior, joint
+
+
+def mmse_decoder(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> np.ndarray:
+    """Posterior means ``E[f(X) | Y = y]`` under the prior, one per output (000 eq. 10).
+
+    ``E[f(X) | Y = y] = Σ_x f(x) P(x) Q[x, y] / Σ_x P(x) Q[x, y]``. For an output of
+    probability zero under the prior the value is ``E[f(X)]`` (any value is a version of
+    the conditional expectation there; this one is harmless).
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    prior : array_like, shape (k,)
+        The prior ``P`` of the inputs.
+    values : array_like, shape (k,)
+        ``f(x)`` for each input.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+
+    Raises
+    ------
+    InputError
+        When an argument is malformed.
+
+    Examples
+    --------
+    >>> mmse_decoder([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0.0, 1.0]).tolist()
+    [0.25, 0.75]
+    """
+    Q, prior, joint = _mmse_setup(Q, prior)
+    f = np.asarray(values, dtype=float)
+    if f.shape != (Q.shape[0],) or not np.all(np.isfinite(f)):
+        raise InputError("values", f"must be {Q.shape[0]} finite numbers (one per input), "
+                                   f"got {values!r}")
+    lam = joint.sum(axis=0)
+    num = f @ joint
+    out = np.full(Q.shape[1], float(prior @ f))
+    np.divide(num, lam, out=out, where=lam > 0)
+    return out
+
+
+def mmse_aggregate(Q: ArrayLike, prior: ArrayLike, values: ArrayLike, counts: ArrayLike,
+                   *, average: bool = False) -> float:
+    """MMSE estimate of ``S = Σ_i f(X_i)`` from report counts (000 §III, eq. 10).
+
+    For independent users sharing the prior ``P`` and the channel, the MMSE estimator of
+    a sum decomposes (000 eq. 10): ``Ŝ = E[S | Y] = Σ_i E[f(X_i) | Y_i]``, i.e. each
+    report ``y`` is replaced by ``E[f(X) | Y = y]`` (:func:`mmse_decoder`) and summed:
+    ``Ŝ = Σ_y counts_y · E[f(X) | Y = y]``. With ``values`` an indicator this is the survey
+    of 000 §II; with ``values = x`` the summation; with ``average=True`` it is divided by
+    ``n`` (the average query). Its error is :func:`mmse_risk` per user (000 eq. 11–14).
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    prior : array_like, shape (k,)
+        The prior of each user's input.
+    values : array_like, shape (k,)
+        ``f(x)`` per input.
+    counts : array_like, shape (m,)
+        Number of reports of each output.
+    average : bool, keyword-only
+        Return ``Ŝ / n`` instead of ``Ŝ``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+        When an argument is malformed, or an output reported has probability 0 under the
+        prior (the prior contradicts the data).
+
+    Examples
+    --------
+    >>> mmse_aggregate([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0, 1], [30, 10])
+    15.0
+    """
+    Q, prior, joint = _mmse_setup(Q, prior)
+    c = _as_counts(counts, Q.shape[1])
+    lam = joint.sum(axis=0)
+    bad = np.flatnonzero((c > 0) & (lam <= 0))
+    if bad.size:
+        y = int(bad[0])
+        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
+                                         "under the prior; the prior contradicts the reports")
+    total = float(c @ mmse_decoder(Q, prior, values))
+    return total / float(c.sum()) if average else total
+
+
+def mmse_histogram(Q: ArrayLike, prior: ArrayLike, counts: ArrayLike, *,
+                   normalize: bool = False) -> np.ndarray:
+    """MMSE estimate of the histogram ``S_a = #{i : X_i = a}`` (000 §IV-C, eq. 30).
+
+    ``Ŝ_a = Σ_i Pr(X_i = a | Y_i) = Σ_y counts_y · P(a) Q[a, y] / (P · q_y)``: each
+    report contributes its posterior distribution. The expected squared error is
+    :func:`mmse_histogram_risk` per user (000 eq. 31).
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    prior : array_like, shape (k,)
+        The prior of each user's input.
+    counts : array_like, shape (m,)
+        Number of reports of each output.
+    normalize : bool, keyword-only
+        Divide by ``n`` (a distribution estimate) instead of returning counts.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        Expected number of users with each input (sums to ``n``), or the fractions.
+
+    Raises
+    ------
+    InputError
+        As :func:`mmse_aggregate`.
+
+    Examples
+    --------
+    >>> mmse_histogram([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [30, 10]).tolist()
+    [25.0, 15.0]
+    """
+    Q, prior, joint = _mmse_setup(Q, prior)
+    c = _as_counts(counts, Q.shape[1])
+    lam = joint.sum(axis=0)
+    bad = np.flatnonzero((c > 0) & (lam <= 0))
+    if bad.size:
+        y = int(bad[0])
+        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
+                                         "under the prior; the prior contradicts the reports")
+    used = lam > 0
+    hist = joint[:, used] @ (c[used] / lam[used])
+    return hist / c.sum() if normalize else hist
+
+
+def mmse_risk(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> float:
+    """Per-user MSE of the MMSE aggregate: ``Var f(X) − Var E[f(X) | Y]`` (000 eq. 14).
+
+    ``E[(Ŝ − S)²] = n · mmse_risk`` for ``n`` independent users (000 eq. 11–13).
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    prior : array_like, shape (k,)
+        The prior.
+    values : array_like, shape (k,)
+        ``f(x)`` per input.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> mmse_risk([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0, 1])
+    0.1875
+    """
+    Q, prior, joint = _mmse_setup(Q, prior)
+    post = mmse_decoder(Q, prior, values)
+    f = np.asarray(values, dtype=float)
+    mean = prior @ f
+    lam = joint.sum(axis=0)
+    return float(prior @ (f - mean) ** 2 - lam @ (post - mean) ** 2)
+
+
+def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
+    """Per-user squared error of :func:`mmse_histogram` (000 eq. 31).
+
+    ``Σ_a [Var 1{X = a} − Var Pr(X = a | Y)] = 1 − Σ_y Σ_a (P(a) Q[a, y])² / (P · q_y)``;
+    ``E‖Ŝ − S‖² = n`` times this.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    prior : array_like, shape (k,)
+        The prior.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> mmse_histogram_risk([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5])
+    0.375
+    """
+    Q, prior, joint = _mmse_setup(Q, prior)
+    lam = joint.sum(axis=0)
+    used = lam > 0
+    return float(1.0 - np.sum(joint[:, used] ** 2 / lam[used]))

@@ -1,0 +1,1 @@
+"""Solver back-ends and algorithms: labeled LP, extreme rays, column generation, design."""

@@ -1,0 +1,122 @@
+"""LP back-ends as adapters: a name, capabilities, a lazy import and a status map.
+
+The embedded default is HiGHS through :func:`scipy.optimize.linprog` (interior point
+for large problems, dual simplex for small ones). Any LP solver cvxpy knows can be
+used through the ``cvxpy:NAME`` adapter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._errors import InputError
+
+
+@dataclass(frozen=True)
+class LPSolution:
+    """What an adapter returns: our status, primal x, equality duals, objective."""
+
+    status: str  # "optimal" | "infeasible" | "unbounded" | "error"
+    x: np.ndarray | None
+    eq_duals: np.ndarray | None
+    objective: float | None
+    message: str = ""
+    backend: str = ""
+
+
+class HighsAdapter:
+    """HiGHS via :func:`scipy.optimize.linprog`.
+
+    ``method`` is ``"highs-ipm"`` (interior point with crossover), ``"highs-ds"``
+    (dual simplex) or ``"highs"`` (HiGHS chooses).
+    """
+
+    #: scipy's linprog status codes -> ours
+    STATUS_MAP = {0: "optimal", 1: "error", 2: "infeasible", 3: "unbounded", 4: "error"}
+    capabilities = frozenset({"lp", "duals", "sparse"})
+
+    def __init__(self, method: str = "highs"):
+        self.method = method
+        self.name = method
+
+    def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None) -> LPSolution:
+        from scipy.optimize import linprog
+
+        options = {"presolve": True}
+        if time_limit:
+            options["time_limit"] = float(time_limit)
+        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=self.method,
+                      options=options)
+        status = self.STATUS_MAP.get(res.status, "error")
+        duals = None
+        if status == "optimal" and getattr(res, "eqlin", None) is not None:
+            duals = np.asarray(res.eqlin.marginals, dtype=float)
+        return LPSolution(status, res.x if status == "optimal" else None, duals,
+                          float(res.fun) if status == "optimal" else None, str(res.message), self.name)
+
+
+class CvxpyAdapter:
+    """Any LP solver known to cvxpy (``cvxpy:CLARABEL``, ``cvxpy:SCS``, ``cvxpy:HIGHS``...)."""
+
+    STATUS_MAP = {"optimal": "optimal", "optimal_inaccurate": "optimal", "infeasible": "infeasible",
+                  "infeasible_inaccurate": "infeasible", "unbounded": "unbounded",
+                  "unbounded_inaccurate": "unbounded"}
+    capabilities = frozenset({"lp", "duals"})
+
+    def __init__(self, solver: str):
+        self.solver = solver.upper()
+        self.name = f"cvxpy:{self.solver}"
+
+    def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None) -> LPSolution:
+        import cvxpy as cp
+
+        n = len(c)
+        x = cp.Variable(n)
+        cons = []
+        lo, hi = _bounds_arrays(bounds, n)
+        fin_lo = np.isfinite(lo)
+        fin_hi = np.isfinite(hi)
+        if fin_lo.any():
+            cons.append(x[np.flatnonzero(fin_lo)] >= lo[fin_lo])
+        if fin_hi.any():
+            cons.append(x[np.flatnonzero(fin_hi)] <= hi[fin_hi])
+        if A_ub is not None and A_ub.shape[0]:
+            cons.append(sp.csr_matrix(A_ub) @ x <= b_ub)
+        eq = None
+        if A_eq is not None and A_eq.shape[0]:
+            eq = sp.csr_matrix(A_eq) @ x == b_eq
+            cons.append(eq)
+        prob = cp.Problem(cp.Minimize(np.asarray(c) @ x), cons)
+        try:
+            prob.solve(solver=self.solver)
+        except cp.error.SolverError as err:
+            return LPSolution("error", None, None, None, str(err), self.name)
+        status = self.STATUS_MAP.get(prob.status, "error")
+        if status != "optimal":
+            return LPSolution(status, None, None, None, str(prob.status), self.name)
+        duals = -np.asarray(eq.dual_value, dtype=float) if eq is not None and eq.dual_value is not None else None
+        return LPSolution("optimal", np.asarray(x.value, dtype=float), duals, float(prob.value), "", self.name)
+
+
+def _bounds_arrays(bounds, n):
+    if isinstance(bounds, tuple):
+        lo = np.full(n, -np.inf if bounds[0] is None else bounds[0], dtype=float)
+        hi = np.full(n, np.inf if bounds[1] is None else bounds[1], dtype=float)
+        return lo, hi
+    b = np.asarray(bounds, dtype=float)
+    return np.where(np.isnan(b[:, 0]), -np.inf, b[:, 0]), np.where(np.isnan(b[:, 1]), np.inf, b[:, 1])
+
+
+BACKENDS = ("highs", "highs-ipm", "highs-ds")
+
+
+def get_backend(name: str = "highs"):
+    """Return an LP adapter by name: ``highs``, ``highs-ipm``, ``highs-ds`` or ``cvxpy:SOLVER``."""
+    if name in BACKENDS:
+        return HighsAdapter(name)
+    if name.startswith("cvxpy:"):
+        return CvxpyAdapter(name.split(":", 1)[1])
+    raise InputError("backend", f"unknown back-end {name!r}; expected one of {list(BACKENDS)} or 'cvxpy:SOLVER'")

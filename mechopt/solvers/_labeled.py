@@ -1,0 +1,201 @@
+"""The labeled LP: minimise the expected loss over channels with fixed outputs.
+
+::
+
+    minimise    sum_x P(x) sum_y Q[x, y] L(x, y)
+    subject to  sum_y Q[x, y] = 1                  for every input x
+                Q[:, y] in the privacy cone         for every output y
+                Q >= 0
+
+Assembled directly as sparse matrices from :func:`column_system` (clique groups with
+two auxiliary variables per column, implied pairs dropped) and split into independent
+components when the notions allow it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._notions import ULDP, ColumnConstraints, Notion, _eldp_rows, _group_matrix
+from ._backends import get_backend
+from ._structure import column_system, components
+
+
+@dataclass
+class LabeledSolution:
+    status: str
+    Q: np.ndarray | None
+    objective: float | None
+    message: str
+    stats: dict
+
+
+def _column_block(A: sp.csr_matrix, cols: np.ndarray, m: int, row0: int):
+    """Rows ``A q_y <= b`` for every column y in ``cols`` (variables x*m + y)."""
+    coo = A.tocoo()
+    r = A.shape[0]
+    nc = len(cols)
+    if r == 0 or nc == 0:
+        return (np.zeros(0, int), np.zeros(0, int), np.zeros(0)), 0
+    j = np.repeat(np.arange(nc), len(coo.data))
+    i = np.tile(coo.row, nc)
+    x = np.tile(coo.col, nc)
+    v = np.tile(coo.data, nc)
+    rows = row0 + j * r + i
+    vars_ = x * m + cols[j]
+    return (rows, vars_, v), nc * r
+
+
+def _group_block(groups, cols: np.ndarray, m: int, k: int, row0: int, aux0: int):
+    """Two auxiliary variables (u, l) per group and column: q[U] <= u, l <= q[L], u <= e^eps l."""
+    R, C, V = [], [], []
+    row = row0
+    aux = aux0
+    nc = len(cols)
+    for upper, lower, eps in groups:
+        upper = np.asarray(upper, dtype=int)
+        lower = np.asarray(lower, dtype=int)
+        u = aux + np.arange(nc)
+        l_ = aux + nc + np.arange(nc)
+        aux += 2 * nc
+        # q[a, y] - u_y <= 0
+        nu = len(upper)
+        rr = row + np.arange(nc * nu)
+        yy = np.repeat(cols, nu)
+        aa = np.tile(upper, nc)
+        R += [rr, rr]
+        C += [aa * m + yy, np.repeat(u, nu)]
+        V += [np.ones(nc * nu), -np.ones(nc * nu)]
+        row += nc * nu
+        # l_y - q[b, y] <= 0
+        nl = len(lower)
+        rr = row + np.arange(nc * nl)
+        yy = np.repeat(cols, nl)
+        bb = np.tile(lower, nc)
+        R += [rr, rr]
+        C += [np.repeat(l_, nl), bb * m + yy]
+        V += [np.ones(nc * nl), -np.ones(nc * nl)]
+        row += nc * nl
+        # u_y - e^eps l_y <= 0
+        rr = row + np.arange(nc)
+        R += [rr, rr]
+        C += [u, l_]
+        V += [np.ones(nc), np.full(nc, -np.exp(eps))]
+        row += nc
+    if not R:
+        return (np.zeros(0, int), np.zeros(0, int), np.zeros(0)), 0, 0
+    return (np.concatenate(R), np.concatenate(C), np.concatenate(V)), row - row0, aux - aux0
+
+
+def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int], *,
+             reduce: bool = True):
+    """Assemble ``(c, A_ub, b_ub, A_eq, b_eq, bounds, n_q)`` for the labeled LP.
+
+    ``invertible`` maps an output column to the one input it may carry mass from
+    (ULDP); such columns are exempt from ULDP's LDP group but not from other notions.
+    """
+    has_uldp = any(isinstance(n, ULDP) for n in notions)
+    prot_cols = np.array([y for y in range(m) if y not in invertible], dtype=int)
+    inv_cols = np.array(sorted(invertible), dtype=int)
+    systems = [(column_system(notions, k, reduce=reduce), prot_cols)]
+    if has_uldp and len(inv_cols):
+        systems.append((column_system(notions, k, reduce=reduce, include_uldp=False), inv_cols))
+    n_q = k * m
+    R, C, V, B = [], [], [], []
+    row = 0
+    aux = n_q
+    stats = {"pairs_before": 0, "pairs_after": 0, "groups": 0}
+    for sysm, cols in systems:
+        stats["pairs_before"] += sysm.n_pairs_before
+        stats["pairs_after"] += sysm.n_pairs_after
+        stats["groups"] += len(sysm.groups)
+        (r, c, v), nrows = _column_block(sysm.A, cols, m, row)
+        R.append(r), C.append(c), V.append(v)
+        B.append(np.tile(sysm.b, len(cols)))
+        row += nrows
+        (r, c, v), nrows, naux = _group_block(sysm.groups, cols, m, k, row, aux)
+        R.append(r), C.append(c), V.append(v)
+        B.append(np.zeros(nrows))
+        row += nrows
+        aux += naux
+    n = aux
+    A_ub = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))), shape=(row, n))
+    b_ub = np.concatenate(B) if B else np.zeros(0)
+    eq_rows = np.repeat(np.arange(k), m)
+    A_eq = sp.csr_matrix((np.ones(k * m), (eq_rows, np.arange(k * m))), shape=(k, n))
+    b_eq = np.ones(k)
+    c = np.zeros(n)
+    c[:n_q] = cost.ravel()
+    bounds = np.zeros((n, 2))
+    bounds[:, 1] = np.inf
+    for y, owner in invertible.items():
+        for x in range(k):
+            if x != owner:
+                bounds[x * m + y, 1] = 0.0
+    stats.update(rows=row, variables=n)
+    return c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats
+
+
+def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int] | None = None,
+                  *, backend: str = "auto", reduce: bool = True) -> LabeledSolution:
+    """Solve the labeled LP (per independent component when possible)."""
+    invertible = invertible or {}
+    t0 = time.perf_counter()
+    comps = components(notions, k) if (reduce and not invertible) else [np.arange(k)]
+    Q = np.zeros((k, m))
+    total = 0.0
+    stats: dict = {"components": len(comps), "rows": 0, "variables": 0, "pairs_before": 0, "pairs_after": 0,
+                   "groups": 0, "build_s": 0.0, "lp_s": 0.0}
+    for comp in comps:
+        tb = time.perf_counter()
+        sub = [_Restricted(n, comp, k) for n in notions] if len(comps) > 1 else notions
+        kc = len(comp)
+        c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st = build_lp(sub, kc, m, cost[comp], invertible, reduce=reduce)
+        for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
+            stats[key] += st[key]
+        stats["build_s"] += time.perf_counter() - tb
+        name = backend
+        if backend == "auto":
+            name = "highs-ipm" if st["variables"] > 4000 else "highs"
+        adapter = get_backend(name)
+        tl = time.perf_counter()
+        sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
+        stats["lp_s"] += time.perf_counter() - tl
+        stats["backend"] = adapter.name
+        if sol.status != "optimal":
+            return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
+        Q[comp] = sol.x[:n_q].reshape(kc, m)
+        total += sol.objective
+    stats["total_s"] = time.perf_counter() - t0
+    return LabeledSolution("optimal", Q, total, "", stats)
+
+
+class _Restricted(Notion):
+    """An E-LDP-type notion seen on a subset ``idx`` of the inputs (component splitting)."""
+
+    def __init__(self, base: Notion, idx: np.ndarray, k_full: int):
+        self.base = base
+        self.idx = np.asarray(idx)
+        self.k_full = k_full
+        self.name = base.name
+
+    def column_constraints(self, k: int) -> ColumnConstraints:
+        if hasattr(self.base, "groups"):
+            pos = {int(x): i for i, x in enumerate(self.idx)}
+            gs = []
+            for upper, lower, eps in self.base.groups(self.k_full):
+                u = np.array([pos[int(a)] for a in upper if int(a) in pos], dtype=int)
+                l_ = np.array([pos[int(b)] for b in lower if int(b) in pos], dtype=int)
+                if len(u) and len(l_):
+                    gs.append((u, l_, eps))
+            return ColumnConstraints(k, sp.csr_matrix((0, k)), np.zeros(0), tuple(gs), _group_matrix(k, gs))
+        E = self.base.eldp_matrix(self.k_full)[np.ix_(self.idx, self.idx)]
+        A, b = _eldp_rows(E)
+        return ColumnConstraints(k, A, b, eldp=E)
+
+    def eldp_matrix(self, k: int) -> np.ndarray:
+        return self.column_constraints(k).eldp
