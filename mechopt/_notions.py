@@ -252,6 +252,12 @@ class ELDP(Notion):
     def k(self) -> int:
         return self.matrix.shape[0]
 
+    def bind(self, inputs: Sequence[str]) -> "ELDP":
+        if self.matrix.shape[0] != len(inputs):
+            raise InputError("matrix", f"must be {len(inputs)}x{len(inputs)} (one row and column per input), "
+                             f"got {self.matrix.shape[0]}x{self.matrix.shape[0]}")
+        return self
+
     @property
     def budget(self) -> float:
         return 1.0

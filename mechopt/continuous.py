@@ -115,19 +115,13 @@ def _positive_array(value: ArrayLike, field: str) -> NDArray[np.float64]:
     return arr
 
 
-def _support_prior(
-    support: ArrayLike, prior: ArrayLike
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _support_prior(support: ArrayLike, prior: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     xs = np.asarray(support, dtype=float)
     p = np.asarray(prior, dtype=float)
     if xs.ndim != 1 or xs.size == 0 or not np.all(np.isfinite(xs)):
-        raise InputError(
-            "support", f"must be a non-empty 1-D array of finite reals, got {support!r}"
-        )
+        raise InputError("support", f"must be a non-empty 1-D array of finite reals, got {support!r}")
     if p.shape != xs.shape:
-        raise InputError(
-            "prior", f"must have the shape of support {xs.shape}, got {p.shape}"
-        )
+        raise InputError("prior", f"must have the shape of support {xs.shape}, got {p.shape}")
     return xs, _probability_vector(p, "prior")
 
 
@@ -305,9 +299,7 @@ def e_gamma(
     for i, j in zip(starts, ends, strict=True):
         a = lo if i == 0 else edge(i - 1, i)
         b = hi if j == n - 1 else edge(j + 1, j)
-        val, _ = integrate.quad(
-            lambda t: float(h(t)), a, b, limit=200, epsabs=1e-13, epsrel=1e-10
-        )
+        val, _ = integrate.quad(lambda t: float(h(t)), a, b, limit=200, epsabs=1e-13, epsrel=1e-10)
         total += val
     return max(total, 0.0)
 
@@ -354,18 +346,9 @@ def e_gamma_gaussian(
     >>> round(float(e_gamma_gaussian(0.0, 1.0, 1.0, 1.0, gamma=1.0)), 6)
     0.382925
     """
-    m1, s1, m2, s2, gam = np.broadcast_arrays(
-        *(np.asarray(a, dtype=float) for a in (mu1, sigma1, mu2, sigma2, gamma))
-    )
-    if not (
-        np.all(np.isfinite(s1))
-        and np.all(s1 > 0)
-        and np.all(np.isfinite(s2))
-        and np.all(s2 > 0)
-    ):
-        raise InputError(
-            "sigma", f"must be finite and > 0, got sigma1={sigma1!r}, sigma2={sigma2!r}"
-        )
+    m1, s1, m2, s2, gam = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (mu1, sigma1, mu2, sigma2, gamma)))
+    if not (np.all(np.isfinite(s1)) and np.all(s1 > 0) and np.all(np.isfinite(s2)) and np.all(s2 > 0)):
+        raise InputError("sigma", f"must be finite and > 0, got sigma1={sigma1!r}, sigma2={sigma2!r}")
     if not (np.all(np.isfinite(gam)) and np.all(gam >= 0)):
         raise InputError("gamma", f"must be finite and >= 0, got {gamma!r}")
     if not (np.all(np.isfinite(m1)) and np.all(np.isfinite(m2))):
@@ -381,7 +364,8 @@ def _e_gamma_gaussian(
     s2: NDArray[np.float64],
     gam: NDArray[np.float64],
 ) -> NDArray[np.float64]:
-    # Work in t = y − μ2, d = μ1 − μ2. Then ln(f / γg) = A t² + B t + C with
+    # In t = y − μ2 with d = μ1 − μ2, ln(f / γg) = a t² + b t + c: a quadratic whose
+    # sign pattern (a > 0: outside the roots, a < 0: between them) gives {f >= γg}.
     d = m1 - m2
     a = (s1 - s2) * (s1 + s2) / (2 * s1**2 * s2**2)
     b = d / s1**2
@@ -394,14 +378,10 @@ def _e_gamma_gaussian(
     t1 = np.minimum(r_a, r_b)
     t2 = np.maximum(r_a, r_b)
 
-    def cdf(
-        t: NDArray[np.float64], mean: NDArray[np.float64], sd: NDArray[np.float64]
-    ) -> NDArray[np.float64]:
+    def cdf(t: NDArray[np.float64], mean: NDArray[np.float64], sd: NDArray[np.float64]) -> NDArray[np.float64]:
         return ndtr((t - mean) / sd)
 
-    def sf(
-        t: NDArray[np.float64], mean: NDArray[np.float64], sd: NDArray[np.float64]
-    ) -> NDArray[np.float64]:
+    def sf(t: NDArray[np.float64], mean: NDArray[np.float64], sd: NDArray[np.float64]) -> NDArray[np.float64]:
         return ndtr((mean - t) / sd)
 
     def between(
@@ -419,9 +399,7 @@ def _e_gamma_gaussian(
 
     zero = np.zeros_like(d)
     # σ1 > σ2: {f >= γg} = (-inf, t1] ∪ [t2, inf)  — 003 eq. (23)
-    outer = (cdf(t1, d, s1) + sf(t2, d, s1)) - gam * (
-        cdf(t1, zero, s2) + sf(t2, zero, s2)
-    )
+    outer = (cdf(t1, d, s1) + sf(t2, d, s1)) - gam * (cdf(t1, zero, s2) + sf(t2, zero, s2))
     wide = np.where(disc > 0, outer, 1.0 - gam)
     # σ1 < σ2: {f >= γg} = [t1, t2]
     inner = between(t1, t2, d, s1) - gam * between(t1, t2, zero, s2)
@@ -563,9 +541,7 @@ def sampling_mechanism(
     keep = gen.random(xs.shape) < lam_
     fresh = np.asarray(draw_prior(gen, xs.size), dtype=float)
     if fresh.size != xs.size:
-        raise InputError(
-            "draw_prior", f"must return {xs.size} draws, returned {fresh.size}"
-        )
+        raise InputError("draw_prior", f"must return {xs.size} draws, returned {fresh.size}")
     return np.where(keep, xs, fresh.reshape(xs.shape))
 
 
@@ -689,9 +665,7 @@ def gaussian_delta(
         _positive(sigma_x, "sigma_x")
         return 1.0
     xs = _x_grid(support, mu)
-    return float(
-        gaussian_delta_at(xs, sn, epsilon=epsilon, mu_x=mu, sigma_x=sigma_x).max()
-    )
+    return float(gaussian_delta_at(xs, sn, epsilon=epsilon, mu_x=mu, sigma_x=sigma_x).max())
 
 
 def _smallest_sigma(
@@ -711,10 +685,7 @@ def _smallest_sigma(
             break
         hi = np.where(bad, hi * 2.0, hi)
     else:
-        raise SolverError(
-            "no noise level up to 2^200 times the prior scale meets delta; "
-            "increase delta or epsilon"
-        )
+        raise SolverError("no noise level up to 2^200 times the prior scale meets delta; increase delta or epsilon")
     lo = scale * 1e-9
     lo_ok = violation(lo) <= delta
     for _ in range(80):
@@ -777,9 +748,7 @@ def gaussian_sigma_at(
     if not np.all(np.isfinite(xs)):
         raise InputError("x", f"must be finite, got {x!r}")
     scale = np.broadcast_to(sx + np.abs(xs - mu), xs.shape).astype(float)
-    return _smallest_sigma(
-        lambda s: gaussian_delta_at(xs, s, epsilon=eps, mu_x=mu, sigma_x=sx), d, scale
-    )
+    return _smallest_sigma(lambda s: gaussian_delta_at(xs, s, epsilon=eps, mu_x=mu, sigma_x=sx), d, scale)
 
 
 def gaussian_sigma(
@@ -833,16 +802,12 @@ def gaussian_sigma(
     scale = np.array([sx + float(np.abs(xs - mu).max())])
 
     def worst(s: NDArray[np.float64]) -> NDArray[np.float64]:
-        return gaussian_delta_at(
-            xs[:, None], s[None, :], epsilon=eps, mu_x=mu, sigma_x=sx
-        ).max(axis=0)
+        return gaussian_delta_at(xs[:, None], s[None, :], epsilon=eps, mu_x=mu, sigma_x=sx).max(axis=0)
 
     return float(_smallest_sigma(worst, d, scale)[0])
 
 
-def gaussian_mechanism(
-    x: ArrayLike, *, sigma: ArrayLike, rng: RNG = None
-) -> NDArray[np.float64]:
+def gaussian_mechanism(x: ArrayLike, *, sigma: ArrayLike, rng: RNG = None) -> NDArray[np.float64]:
     """Release ``Y = X + N(0, σ²)`` (003 §IV-C2a); ``σ`` may differ per input.
 
     Parameters
@@ -920,9 +885,7 @@ def laplace_scale(*, epsilon: float, p_min: float, delta_x: float) -> float:
     return dx / eps
 
 
-def laplace_scale_dependent(
-    prior: ArrayLike, *, epsilon: float, delta_x: float, alpha: float
-) -> NDArray[np.float64]:
+def laplace_scale_dependent(prior: ArrayLike, *, epsilon: float, delta_x: float, alpha: float) -> NDArray[np.float64]:
     """Instance-dependent Laplace scale of 003 Thm 6, eq. 26, as printed.
 
     ``b(x) = ΔX / (α_ε P_X(x) + ε)``. The paper never defines ``α_ε``; it is a required
@@ -1107,17 +1070,9 @@ def check_channel_lip(
     p = _probability_vector(np.atleast_1d(np.asarray(prior, dtype=float)), "prior")
     q = np.asarray(channel, dtype=float)
     if q.ndim != 2 or q.shape[0] != p.size:
-        raise InputError(
-            "channel", f"must be a ({p.size}, m) matrix, got shape {q.shape}"
-        )
-    if (
-        not np.all(np.isfinite(q))
-        or np.any(q < 0)
-        or np.any(np.abs(q.sum(axis=1) - 1) > 1e-9)
-    ):
-        raise InputError(
-            "channel", "entries must be >= 0 and every row must sum to 1 (within 1e-9)"
-        )
+        raise InputError("channel", f"must be a ({p.size}, m) matrix, got shape {q.shape}")
+    if not np.all(np.isfinite(q)) or np.any(q < 0) or np.any(np.abs(q.sum(axis=1) - 1) > 1e-9):
+        raise InputError("channel", "entries must be >= 0 and every row must sum to 1 (within 1e-9)")
     p_y = p @ q
     live = p > 0
     with np.errstate(divide="ignore"):
@@ -1219,9 +1174,7 @@ def check_additive_lip(
         raise InputError("noise", f"must be 'gaussian' or 'laplace', got {noise!r}")
     s = _positive_array(scale, "scale")
     if s.ndim > 1 or s.size not in (1, xs.size):
-        raise InputError(
-            "scale", f"must be a scalar or have shape {xs.shape}, got {s.shape}"
-        )
+        raise InputError("scale", f"must be a scalar or have shape {xs.shape}, got {s.shape}")
     s = np.broadcast_to(s.reshape(-1), xs.shape).astype(float)
     eps = _epsilon(epsilon)
     d = _delta(delta)
@@ -1241,9 +1194,7 @@ def check_additive_lip(
     z = (edges[None, :] - xs[:, None]) / s[:, None]
     f = _std(noise, z)
     upper = z[:, :-1] >= 0
-    inner = np.where(
-        upper, f["sf"][:, :-1] - f["sf"][:, 1:], f["cdf"][:, 1:] - f["cdf"][:, :-1]
-    )
+    inner = np.where(upper, f["sf"][:, :-1] - f["sf"][:, 1:], f["cdf"][:, 1:] - f["cdf"][:, :-1])
     masses = np.column_stack([f["cdf"][:, 0], np.maximum(inner, 0.0), f["sf"][:, -1]])
     masses /= masses.sum(axis=1, keepdims=True)
 

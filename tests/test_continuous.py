@@ -53,9 +53,7 @@ def test_all_names_resolve():
 )
 def test_e_gamma_gaussian_matches_quadrature(mu1, s1, mu2, s2, gamma):
     closed = float(mc.e_gamma_gaussian(mu1, s1, mu2, s2, gamma=gamma))
-    quad = mc.e_gamma(
-        norm(mu1, s1).pdf, norm(mu2, s2).pdf, gamma=gamma, lo=-80.0, hi=80.0
-    )
+    quad = mc.e_gamma(norm(mu1, s1).pdf, norm(mu2, s2).pdf, gamma=gamma, lo=-80.0, hi=80.0)
     assert closed == pytest.approx(quad, abs=1e-9)
 
 
@@ -64,19 +62,9 @@ def _eq23_as_printed(mu1, s1, mu2, s2, gamma):
     q = norm.sf
     a = 1 / (2 * s2**2) - 1 / (2 * s1**2)
     b = mu1 / s1**2 - mu2 / s2**2
-    c = (
-        mu2**2 / (2 * s2**2)
-        - mu1**2 / (2 * s1**2)
-        + math.log(s2 / s1)
-        - math.log(gamma)
-    )
+    c = mu2**2 / (2 * s2**2) - mu1**2 / (2 * s1**2) + math.log(s2 / s1) - math.log(gamma)
     y_l, y_u = sorted(np.roots([a, b, c]).real)
-    return (
-        1
-        + q((y_u - mu1) / s1)
-        - q((y_l - mu1) / s1)
-        - gamma * (1 + q((y_u - mu2) / s2) - q((y_l - mu2) / s2))
-    )
+    return 1 + q((y_u - mu1) / s1) - q((y_l - mu1) / s1) - gamma * (1 + q((y_u - mu2) / s2) - q((y_l - mu2) / s2))
 
 
 @pytest.mark.parametrize(
@@ -93,9 +81,7 @@ def test_e_gamma_gaussian_is_eq23_when_sigma1_ge_sigma2(mu1, s1, mu2, s2, gamma)
     )
 
 
-@pytest.mark.parametrize(
-    "dx, sigma, eps", [(1.0, 1.0, 1.0), (20.0, 10.0, 0.5), (2.0, 0.7, 3.0)]
-)
+@pytest.mark.parametrize("dx, sigma, eps", [(1.0, 1.0, 1.0), (20.0, 10.0, 0.5), (2.0, 0.7, 3.0)])
 def test_e_gamma_gaussian_reproduces_balle_wang_eq24(dx, sigma, eps):
     # 003 eq. (24), from [40]: E_{e^ε}(N(x, σ²) ‖ N(x', σ²)) with |x − x'| = ΔX
     printed = norm.cdf(dx / (2 * sigma) - eps * sigma / dx) - math.exp(eps) * norm.cdf(
@@ -105,9 +91,7 @@ def test_e_gamma_gaussian_reproduces_balle_wang_eq24(dx, sigma, eps):
     assert got == pytest.approx(printed, abs=1e-13)
 
 
-gauss_st = st.tuples(
-    st.floats(-5, 5), st.floats(0.2, 8), st.floats(-5, 5), st.floats(0.2, 8)
-)
+gauss_st = st.tuples(st.floats(-5, 5), st.floats(0.2, 8), st.floats(-5, 5), st.floats(0.2, 8))
 
 
 @FAST
@@ -116,9 +100,7 @@ def test_prop3_identity(params, gamma):
     # 003 Prop. 3: E_γ(f‖g) = γ E_{1/γ}(g‖f) − γ + 1
     m1, s1, m2, s2 = params
     lhs = float(mc.e_gamma_gaussian(m1, s1, m2, s2, gamma=gamma))
-    rhs = (
-        gamma * float(mc.e_gamma_gaussian(m2, s2, m1, s1, gamma=1 / gamma)) - gamma + 1
-    )
+    rhs = gamma * float(mc.e_gamma_gaussian(m2, s2, m1, s1, gamma=1 / gamma)) - gamma + 1
     assert lhs == pytest.approx(rhs, abs=1e-9 * max(1.0, gamma))
 
 
@@ -150,29 +132,19 @@ def test_prop2_lambda_is_feasible_and_tight(eps, delta):
     assert mc.sampling_delta(lam, epsilon=eps) == pytest.approx(delta, abs=1e-12)
     if lam < 1:  # no larger λ is feasible: Prop. 2 gives the optimum of eq. 21
         h = min(1e-6, 1 - lam)  # δ(λ) grows at rate >= e^-ε in λ
-        assert (
-            mc.sampling_delta(lam + h, epsilon=eps) >= delta + 0.5 * math.exp(-eps) * h
-        )
+        assert mc.sampling_delta(lam + h, epsilon=eps) >= delta + 0.5 * math.exp(-eps) * h
 
 
 def test_prop2_branches_as_stated_in_the_text():
     eps = 1.0
     threshold = (1 - math.exp(-eps)) / (math.exp(eps) - math.exp(-eps))
-    assert mc.sampling_lambda(epsilon=eps, delta=threshold / 2) == pytest.approx(
-        math.e * threshold / 2
-    )
+    assert mc.sampling_lambda(epsilon=eps, delta=threshold / 2) == pytest.approx(math.e * threshold / 2)
     d = (1 + threshold) / 2
-    assert mc.sampling_lambda(epsilon=eps, delta=d) == pytest.approx(
-        1 - math.exp(-1) + math.exp(-1) * d
-    )
-    assert (
-        mc.sampling_lambda(epsilon=eps, delta=0.0) == 0.0
-    )  # no pure ε-LIP sampling mechanism
+    assert mc.sampling_lambda(epsilon=eps, delta=d) == pytest.approx(1 - math.exp(-1) + math.exp(-1) * d)
+    assert mc.sampling_lambda(epsilon=eps, delta=0.0) == 0.0  # no pure ε-LIP sampling mechanism
 
 
-@pytest.mark.parametrize(
-    "eps, delta", [(1.0, 0.01), (2.0, 0.01), (0.5, 0.1), (2.0, 0.5)]
-)
+@pytest.mark.parametrize("eps, delta", [(1.0, 0.01), (2.0, 0.01), (0.5, 0.1), (2.0, 0.5)])
 def test_sampling_delta_matches_discretised_channel(eps, delta):
     # Independent route: the sampling mechanism on a discretised N(0,1) prior is the
     # discrete channel λI + (1−λ)1pᵀ; its eq.-3 δ approaches the closed form from below.
@@ -184,9 +156,7 @@ def test_sampling_delta_matches_discretised_channel(eps, delta):
     assert delta - 5e-3 * max(delta, 0.05) <= r.delta_achieved <= delta + 1e-12
     # FINDING: Prop. 2's λ does not pass the paper's own Cor. 9 (eq. 22) condition,
     # which would need δ >= max(λ, 1 − e^ε(1−λ)) = λ here.
-    assert r.delta_e_gamma == pytest.approx(
-        max(lam, 1 - math.exp(eps) * (1 - lam)), rel=1e-2
-    )
+    assert r.delta_e_gamma == pytest.approx(max(lam, 1 - math.exp(eps) * (1 - lam)), rel=1e-2)
     assert r.delta_e_gamma > delta * 1.5
 
 
@@ -194,9 +164,7 @@ def test_sampling_mechanism_monte_carlo():
     lam, n = 0.3, 40_000
     rng = np.random.default_rng(12345)
     x = rng.normal(2.0, 1.0, n)
-    y = mc.sampling_mechanism(
-        x, lam=lam, draw_prior=lambda g, m: g.normal(2.0, 1.0, m), rng=7
-    )
+    y = mc.sampling_mechanism(x, lam=lam, draw_prior=lambda g, m: g.normal(2.0, 1.0, m), rng=7)
     kept = np.mean(y == x)
     assert abs(kept - lam) < 5 * math.sqrt(lam * (1 - lam) / n)
     # Y has the prior as its marginal (eq. 21's argument): mean 2, sd 1, within 5 SE
@@ -233,9 +201,7 @@ def test_samplers_are_reproducible_from_a_seed():
 
 def test_thm5_supremum_over_the_line_is_one():
     # FINDING: Thm 5's sup over all real x is 1 for every σ_N (vacuous).
-    assert (
-        mc.gaussian_delta(50.0, epsilon=1.0, mu_x=0.0, sigma_x=5.0, support=None) == 1.0
-    )
+    assert mc.gaussian_delta(50.0, epsilon=1.0, mu_x=0.0, sigma_x=5.0, support=None) == 1.0
     far = float(mc.gaussian_delta_at(1e3, 50.0, epsilon=1.0, mu_x=0.0, sigma_x=5.0))
     assert far > 1 - 1e-9
     with pytest.raises(InputError, match="support"):
@@ -247,10 +213,7 @@ def test_thm5_supremum_over_the_line_is_one():
 def test_gaussian_delta_decreases_with_noise_and_epsilon(x, sigma, more, eps):
     kw = {"mu_x": 0.0, "sigma_x": 5.0}
     d = float(mc.gaussian_delta_at(x, sigma, epsilon=eps, **kw))
-    assert (
-        float(mc.gaussian_delta_at(x, sigma * (1 + more), epsilon=eps, **kw))
-        <= d + 1e-12
-    )
+    assert float(mc.gaussian_delta_at(x, sigma * (1 + more), epsilon=eps, **kw)) <= d + 1e-12
     assert float(mc.gaussian_delta_at(x, sigma, epsilon=eps + more, **kw)) <= d + 1e-12
 
 
@@ -272,18 +235,14 @@ def test_cor10_values_and_thm5_over_an_interval_agree_at_the_end_point():
         pytest.approx(35.276, abs=1e-3),
     )
     # the sup over [−10, 10] sits at the end point, so Thm 5's σ equals σ_LIP(10)
-    assert mc.gaussian_sigma(support=(-10.0, 10.0), **kw) == pytest.approx(
-        s10, rel=1e-9
-    )
+    assert mc.gaussian_sigma(support=(-10.0, 10.0), **kw) == pytest.approx(s10, rel=1e-9)
 
 
 def test_gaussian_closed_form_delta_matches_quadrature_of_the_mechanism():
     # Untruncated N(0, 5²) prior, discretised over ±8σ; f_Y by quadrature, not by formula.
     eps, sn = 1.0, 8.0
     xs, p = mc.discretize_prior(norm(0, 5).cdf, lo=-40.0, hi=40.0, n=321)
-    r = mc.check_additive_lip(
-        xs, p, noise="gaussian", scale=sn, epsilon=eps, delta=0.01
-    )
+    r = mc.check_additive_lip(xs, p, noise="gaussian", scale=sn, epsilon=eps, delta=0.01)
     g, s_y = math.e, math.hypot(5.0, sn)
     for i in np.searchsorted(xs, [0.0, 5.0, 10.0]):
         fwd = float(mc.e_gamma_gaussian(xs[i], sn, 0.0, s_y, gamma=g))
@@ -313,13 +272,9 @@ def test_gaussian_e_gamma_monte_carlo():
 
 @pytest.mark.parametrize("eps, delta", [(1.0, 1e-4), (4.0, 1e-2)])
 def test_thm5_calibration_holds_for_prior_truncated_to_the_support(eps, delta):
-    sigma = mc.gaussian_sigma(
-        epsilon=eps, delta=delta, mu_x=0.0, sigma_x=5.0, support=(-10.0, 10.0)
-    )
+    sigma = mc.gaussian_sigma(epsilon=eps, delta=delta, mu_x=0.0, sigma_x=5.0, support=(-10.0, 10.0))
     xs, p = mc.discretize_prior(norm(0, 5).cdf, lo=-10.0, hi=10.0, n=161)
-    r = mc.check_additive_lip(
-        xs, p, noise="gaussian", scale=sigma, epsilon=eps, delta=delta
-    )
+    r = mc.check_additive_lip(xs, p, noise="gaussian", scale=sigma, epsilon=eps, delta=delta)
     assert r.holds
     assert 0.3 * delta < r.delta_achieved <= delta  # close to tight, not vacuous
     assert r.delta_achieved <= r.delta_e_gamma + 1e-15
@@ -331,21 +286,12 @@ def test_cor10_instance_dependent_noise_fails_lip():
     eps, delta = 1.0, 1e-4
     xs, p = mc.discretize_prior(norm(0, 5).cdf, lo=-30.0, hi=30.0, n=161)
     sig = mc.gaussian_sigma_at(xs, epsilon=eps, delta=delta, mu_x=0.0, sigma_x=5.0)
-    r = mc.check_additive_lip(
-        xs, p, noise="gaussian", scale=sig, epsilon=eps, delta=delta
-    )
+    r = mc.check_additive_lip(xs, p, noise="gaussian", scale=sig, epsilon=eps, delta=delta)
     centre = int(np.argmin(np.abs(xs)))
     assert not r.holds
     assert r.delta_by_input[centre] > 0.1  # 1000× the claim
     # the paper's own per-user accounting is met, so the gap is the marginal alone
-    assert (
-        float(
-            mc.gaussian_delta_at(
-                xs[centre], sig[centre], epsilon=eps, mu_x=0.0, sigma_x=5.0
-            )
-        )
-        <= delta
-    )
+    assert float(mc.gaussian_delta_at(xs[centre], sig[centre], epsilon=eps, mu_x=0.0, sigma_x=5.0)) <= delta
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])
@@ -387,14 +333,8 @@ def test_eq25_first_branch_also_holds_where_the_paper_switches_to_ldp(eps):
     pm = FIG10_P.min()
     assert eps >= math.log(1 / pm)
     b_first = 2.0 / math.log((math.exp(eps) - pm) / (1 - pm))
-    assert (
-        b_first
-        < mc.laplace_scale(epsilon=eps, p_min=pm, delta_x=2.0)
-        == pytest.approx(2.0 / eps)
-    )
-    r = mc.check_additive_lip(
-        FIG10_X, FIG10_P, noise="laplace", scale=b_first, epsilon=eps
-    )
+    assert b_first < mc.laplace_scale(epsilon=eps, p_min=pm, delta_x=2.0) == pytest.approx(2.0 / eps)
+    r = mc.check_additive_lip(FIG10_X, FIG10_P, noise="laplace", scale=b_first, epsilon=eps)
     assert r.holds
 
 
@@ -405,18 +345,14 @@ def test_eq25_is_tight_for_a_two_point_prior(p_low, eps):
     prior = np.array([p_low, 1 - p_low])
     pm = prior.min()
     b = 3.0 / math.log((math.exp(eps) - pm) / (1 - pm))
-    r = mc.check_additive_lip(
-        [0.0, 3.0], prior, noise="laplace", scale=b, epsilon=eps, n_grid=401
-    )
+    r = mc.check_additive_lip([0.0, 3.0], prior, noise="laplace", scale=b, epsilon=eps, n_grid=401)
     assert r.epsilon_achieved == pytest.approx(eps, rel=1e-9)
     assert r.holds
 
 
 prior_st = st.integers(2, 5).flatmap(
     lambda k: st.tuples(
-        st.lists(st.floats(-5, 5), min_size=k, max_size=k, unique=True).filter(
-            lambda v: max(v) - min(v) > 0.1
-        ),
+        st.lists(st.floats(-5, 5), min_size=k, max_size=k, unique=True).filter(lambda v: max(v) - min(v) > 0.1),
         st.lists(st.floats(0.01, 1.0), min_size=k, max_size=k),
     )
 )
@@ -427,12 +363,8 @@ prior_st = st.integers(2, 5).flatmap(
 def test_eq25_holds_for_every_prior(points_weights, eps):
     points, weights = points_weights
     prior = np.array(weights) / sum(weights)
-    b = mc.laplace_scale(
-        epsilon=eps, p_min=prior.min(), delta_x=max(points) - min(points)
-    )
-    r = mc.check_additive_lip(
-        points, prior, noise="laplace", scale=b, epsilon=eps, n_grid=801
-    )
+    b = mc.laplace_scale(epsilon=eps, p_min=prior.min(), delta_x=max(points) - min(points))
+    r = mc.check_additive_lip(points, prior, noise="laplace", scale=b, epsilon=eps, n_grid=801)
     assert r.holds
 
 
@@ -443,27 +375,21 @@ def test_more_laplace_noise_means_smaller_achieved_epsilon(points_weights, b, mo
     prior = np.array(weights) / sum(weights)
     kw = {"noise": "laplace", "epsilon": 1.0, "n_grid": 801}
     e1 = mc.check_additive_lip(points, prior, scale=b, **kw).epsilon_achieved
-    e2 = mc.check_additive_lip(
-        points, prior, scale=b * (1 + more), **kw
-    ).epsilon_achieved
+    e2 = mc.check_additive_lip(points, prior, scale=b * (1 + more), **kw).epsilon_achieved
     assert e2 <= e1 + 1e-9
 
 
 def test_eq26_alpha_zero_is_ldp_scale_and_holds_unclipped():
     b = mc.laplace_scale_dependent(FIG10_P, epsilon=1.0, delta_x=2.0, alpha=0.0)
     assert np.allclose(b, 2.0)
-    assert mc.check_additive_lip(
-        FIG10_X, FIG10_P, noise="laplace", scale=b, epsilon=1.0
-    ).holds
+    assert mc.check_additive_lip(FIG10_X, FIG10_P, noise="laplace", scale=b, epsilon=1.0).holds
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 4.0])
 def test_eq26_regimes(eps):
     # FINDING: eq. 26 holds or fails depending on the undefined α_ε and the output range.
     kw = {"noise": "laplace", "epsilon": eps}
-    b = mc.laplace_scale_dependent(
-        FIG10_P, epsilon=eps, delta_x=2.0, alpha=1 - math.exp(-eps)
-    )
+    b = mc.laplace_scale_dependent(FIG10_P, epsilon=eps, delta_x=2.0, alpha=1 - math.exp(-eps))
     unclipped = mc.check_additive_lip(FIG10_X, FIG10_P, scale=b, **kw)
     assert math.isinf(unclipped.epsilon_achieved) and not unclipped.holds
     # holds with Y clipped to [x_min, x_max] and α_ε = 1 − e^-ε ...
@@ -475,9 +401,7 @@ def test_eq26_regimes(eps):
 
 def test_eq26_fails_with_alpha_one_at_epsilon_one_on_a_wide_range():
     b = mc.laplace_scale_dependent(FIG10_P, epsilon=1.0, delta_x=2.0, alpha=1.0)
-    r = mc.check_additive_lip(
-        FIG10_X, FIG10_P, noise="laplace", scale=b, epsilon=1.0, clip=(-10.0, 12.0)
-    )
+    r = mc.check_additive_lip(FIG10_X, FIG10_P, noise="laplace", scale=b, epsilon=1.0, clip=(-10.0, 12.0))
     assert r.epsilon_achieved == pytest.approx(1.453, abs=2e-3)
 
 
@@ -528,15 +452,11 @@ def test_channel_check_binary_rr_closed_form():
         ),
         (lambda: mc.sampling_delta(1.2, epsilon=1.0), "lam"),
         (
-            lambda: mc.sampling_mechanism(
-                [1.0], lam=0.5, draw_prior=lambda g, n: [0.0, 1.0]
-            ),
+            lambda: mc.sampling_mechanism([1.0], lam=0.5, draw_prior=lambda g, n: [0.0, 1.0]),
             "draw_prior",
         ),
         (
-            lambda: mc.gaussian_sigma_at(
-                0.0, epsilon=1.0, delta=0.0, mu_x=0.0, sigma_x=1.0
-            ),
+            lambda: mc.gaussian_sigma_at(0.0, epsilon=1.0, delta=0.0, mu_x=0.0, sigma_x=1.0),
             r"delta: must lie in \(0, 1\)",
         ),
         (
@@ -548,9 +468,7 @@ def test_channel_check_binary_rr_closed_form():
             "sigma_x",
         ),
         (
-            lambda: mc.gaussian_sigma(
-                epsilon=1.0, delta=0.1, mu_x=0.0, sigma_x=1.0, support=(1.0, 1.0)
-            ),
+            lambda: mc.gaussian_sigma(epsilon=1.0, delta=0.1, mu_x=0.0, sigma_x=1.0, support=(1.0, 1.0)),
             "support",
         ),
         (lambda: mc.e_gamma_gaussian(0.0, 0.0, 0.0, 1.0, gamma=1.0), "sigma"),
@@ -560,23 +478,17 @@ def test_channel_check_binary_rr_closed_form():
         (lambda: mc.laplace_scale(epsilon=1.0, p_min=0.0, delta_x=1.0), "p_min"),
         (lambda: mc.laplace_scale(epsilon=1.0, p_min=0.2, delta_x=-1.0), "delta_x"),
         (
-            lambda: mc.laplace_scale_dependent(
-                [0.5, 0.6], epsilon=1.0, delta_x=1.0, alpha=1.0
-            ),
+            lambda: mc.laplace_scale_dependent([0.5, 0.6], epsilon=1.0, delta_x=1.0, alpha=1.0),
             "prior: must sum to 1",
         ),
         (
-            lambda: mc.laplace_scale_dependent(
-                [0.5, 0.5], epsilon=1.0, delta_x=1.0, alpha=-1.0
-            ),
+            lambda: mc.laplace_scale_dependent([0.5, 0.5], epsilon=1.0, delta_x=1.0, alpha=-1.0),
             "alpha",
         ),
         (lambda: mc.laplace_mechanism([0.0], scale=1.0, clip=(2.0, 1.0)), "clip"),
         (lambda: mc.laplace_mechanism([0.0], scale=0.0), "scale"),
         (
-            lambda: mc.check_additive_lip(
-                [0.0, 1.0], [0.5, 0.5], noise="cauchy", scale=1.0, epsilon=1.0
-            ),
+            lambda: mc.check_additive_lip([0.0, 1.0], [0.5, 0.5], noise="cauchy", scale=1.0, epsilon=1.0),
             "noise",
         ),
         (
@@ -590,15 +502,11 @@ def test_channel_check_binary_rr_closed_form():
             "scale",
         ),
         (
-            lambda: mc.check_additive_lip(
-                [0.0, 1.0], [0.5], noise="laplace", scale=1.0, epsilon=1.0
-            ),
+            lambda: mc.check_additive_lip([0.0, 1.0], [0.5], noise="laplace", scale=1.0, epsilon=1.0),
             "prior",
         ),
         (
-            lambda: mc.check_channel_lip(
-                [0.5, 0.5], [[0.5, 0.6], [0.5, 0.5]], epsilon=1.0
-            ),
+            lambda: mc.check_channel_lip([0.5, 0.5], [[0.5, 0.6], [0.5, 0.5]], epsilon=1.0),
             "channel",
         ),
         (lambda: mc.discretize_prior(norm.cdf, lo=0.0, hi=1.0, n=0), "n"),

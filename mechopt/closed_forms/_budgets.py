@@ -86,7 +86,7 @@ def eldp_pair_budgets(Q: np.ndarray) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> A = eldp_pair_budgets(np.array([[0.5, 0.5], [0.0, 1.0]]))
-    >>> A[0, 1], round(A[1, 0], 6)
+    >>> float(A[0, 1]), round(float(A[1, 0]), 6)
     (inf, 0.693147)
     """
     Q = check_channel(Q)
@@ -106,7 +106,7 @@ def eldp_excess(Q: np.ndarray, E: np.ndarray) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> eldp_excess(np.array([[0.5, 0.5], [0.0, 1.0]]), np.array([[0, np.inf], [1.0, 0]])) <= 0
+    >>> bool(eldp_excess(np.array([[0.5, 0.5], [0.0, 1.0]]), np.array([[0, np.inf], [1.0, 0]])) <= 0)
     True
     """
     A = eldp_pair_budgets(Q)
@@ -172,7 +172,7 @@ def lip_budget(Q: np.ndarray, prior: Sequence[float]) -> float:
     --------
     >>> import numpy as np
     >>> round(lip_budget(np.array([[0.75, 0.25], [0.25, 0.75]]), [0.5, 0.5]), 6)
-    0.405465
+    0.693147
     """
     Q = check_channel(Q)
     P = check_prior(prior, k=Q.shape[0])

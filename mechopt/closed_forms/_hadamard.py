@@ -125,7 +125,7 @@ def high_low_hadamard_channel(
     --------
     >>> Q = high_low_hadamard_channel(3, [0], math.log(3))
     >>> Q.round(4).tolist()
-    [[0.25, 0.75, 0.0, 0.0], [0.25, 0.25, 0.5, 0.0], [0.25, 0.25, 0.0, 0.5]]
+    [[0.75, 0.25, 0.0, 0.0], [0.25, 0.25, 0.5, 0.0], [0.25, 0.25, 0.0, 0.5]]
     """
     k, A, B, eps, S = _hl_setup(k, sensitive, epsilon)
     if k > MAX_CHANNEL_K:

@@ -87,7 +87,7 @@ def mutual_information(Q: np.ndarray, prior: Sequence[float]) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> round(mutual_information(np.eye(2), [0.5, 0.5]), 6)
+    >>> round(float(mutual_information(np.eye(2), [0.5, 0.5])), 6)
     0.693147
     """
     Q = check_channel(Q)

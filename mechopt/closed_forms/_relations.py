@@ -147,8 +147,8 @@ def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(lip_to_ldp_exact([0.25, 0.25, 0.25, 0.25], 1.0), 6)
-    1.558399
+    >>> round(lip_to_ldp_exact([0.5, 0.5], 1.0), 6)
+    1.48988
     """
     P = check_prior(prior)
     e = exp_or_inf(check_epsilon(epsilon))
@@ -161,7 +161,9 @@ def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
     Examples
     --------
     >>> round(lip_to_ldp_bound([0.25, 0.25, 0.25, 0.25], 1.0), 6)
-    1.558399
+    2.0
+    >>> round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
+    1.48988
     """
     P = check_prior(prior)
     eps = check_epsilon(epsilon)
@@ -273,7 +275,7 @@ def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     Examples
     --------
     >>> round(bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
-    1.241453
+    1.48988
     """
     Ps = _priors(priors)
     eps = check_epsilon(epsilon)
@@ -289,7 +291,7 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     Examples
     --------
     >>> round(ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
-    0.823144
+    0.789728
     """
     Ps = _priors(priors)
     eps = check_epsilon(epsilon)
@@ -303,7 +305,7 @@ def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     Examples
     --------
     >>> round(ldp_to_bp_lip_exact([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
-    0.823144
+    0.789728
     """
     Ps = _priors(priors)
     e = exp_or_inf(check_epsilon(epsilon))
@@ -510,7 +512,7 @@ def lip_composition_bound(prior: Sequence[float], epsilons: Sequence[float]) -> 
     Examples
     --------
     >>> round(lip_composition_bound([0.5, 0.5], [math.log(2)]), 6)
-    0.405465
+    0.693147
     """
     P = check_prior(prior)
     eps = _epsilons(epsilons)
@@ -648,7 +650,7 @@ def empirical_prior_gap_bound(n: int, k: int, beta: float, c: float) -> float:
     Examples
     --------
     >>> round(empirical_prior_gap_bound(1000, 2, 0.01, 0.3), 6)
-    0.184112
+    0.175264
     """
     n = check_k(n, "n")
     k = check_k(k, "k")

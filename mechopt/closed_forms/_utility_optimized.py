@@ -80,7 +80,7 @@ def urr_estimate(y: Sequence[int], *, k: int, sensitive: Sequence[int], epsilon:
     Examples
     --------
     >>> urr_estimate([0, 1, 2, 2], k=3, sensitive=[0], epsilon=math.log(3)).round(6).tolist()
-    [0.125, 0.375, 0.75]
+    [-0.125, 0.375, 0.75]
     """
     k = check_k(k)
     S = check_subset(sensitive, k, "sensitive")

@@ -9,8 +9,9 @@ Two independent methods:
 
 * :func:`design_cvxpy` — the convex program ``matrix_frac(B^T, J(w))`` through cvxpy
   (an SDP; Clarabel or SCS).
-* :func:`design_frank_wolfe` — Frank–Wolfe over the polytope ``{w >= 0, V w = 1}``
-  with an LP oracle (HiGHS) and exact line search. Every iterate is a feasible
+* :func:`design_frank_wolfe` — fully corrective Frank–Wolfe over the polytope
+  ``{w >= 0, V w = 1}``: an LP oracle (HiGHS) adds a vertex, and multiplicative
+  weights (exponentiated gradient) re-balance the vertices found so far. Every iterate is a feasible
   design, and the Frank–Wolfe gap ``grad·(w - s)`` is a proven bound
   ``f(w) - f* <= gap``. It needs only an LP with R columns per step, so it scales to
   ray sets a generic SDP solver cannot hold.
@@ -114,29 +115,32 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
         if Jinv is None or not math.isfinite(val):
             return DesignSolution("error", None, None, None, "the rays do not identify the distribution")
     best_lower = -math.inf
+    # fully corrective: keep the vertices found so far and re-optimise their convex
+    # weights lam (a simplex) by exponentiated gradient — multiplicative weights.
+    verts = [w.copy()]
+    lam = np.ones(1)
     it = 0
     for it in range(max_iter):
-        # gradient: d f / d w_r = -(g_r^T Jinv M Jinv g_r) / den_r
         A = Jinv @ M @ Jinv
         grad = -np.einsum("ir,ij,jr->r", G, A, G) / den
         s_sol = lp.solve(grad, A_eq=V, b_eq=np.ones(k), bounds=(0, None))
         if s_sol.status != "optimal":
             break
-        s = s_sol.x
+        s = np.clip(s_sol.x, 0, None)
         gap = float(grad @ (w - s))
         best_lower = max(best_lower, val - gap)
         if progress is not None:
             progress(it, val, best_lower, int(np.sum(w > 1e-12)))
         if gap <= rel_gap * val or time.perf_counter() - t0 > time_limit:
             break
-        # exact line search on [0, 1] (f is convex along the segment): golden section
+        # the classic Frank-Wolfe step first: exact (golden-section) line search
         dvec = s - w
         a, b = 0.0, 1.0
         phi = (math.sqrt(5) - 1) / 2
         c1, c2 = b - phi * (b - a), a + phi * (b - a)
         f1 = _risk(w + c1 * dvec, G, den, M)[0]
         f2 = _risk(w + c2 * dvec, G, den, M)[0]
-        for _ in range(40):
+        for _ in range(30):
             if f1 <= f2:
                 b, c2, f2 = c2, c1, f1
                 c1 = b - phi * (b - a)
@@ -146,11 +150,38 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
                 c2 = a + phi * (b - a)
                 f2 = _risk(w + c2 * dvec, G, den, M)[0]
         gamma = (a + b) / 2
-        w_new = w + gamma * dvec
-        v_new, J_new = _risk(w_new, G, den, M)
+        v_new, J_new = _risk(w + gamma * dvec, G, den, M)
         if J_new is None or v_new > val:
-            break
-        w, val, Jinv = w_new, v_new, J_new
+            gamma, v_new, J_new = 0.0, val, Jinv
+        verts.append(s)
+        lam = np.append(lam * (1 - gamma), gamma)
+        w = np.array(verts).T @ lam
+        val, Jinv = v_new, J_new
+        A = Jinv @ M @ Jinv
+        grad = -np.einsum("ir,ij,jr->r", G, A, G) / den
+        W = np.array(verts).T  # (R, t)
+        eta = 1.0
+        for _inner in range(60):
+            g = W.T @ grad
+            scale = max(float(np.max(np.abs(g - g.min()))), 1e-300)
+            while eta > 1e-8:
+                cand = lam * np.exp(-eta * (g - g.min()) / scale)
+                cand /= cand.sum()
+                w_c = W @ cand
+                v_c, J_c = _risk(w_c, G, den, M)
+                if J_c is not None and v_c < val:
+                    break
+                eta /= 2
+            else:
+                break
+            lam, w, val, Jinv = cand, w_c, v_c, J_c
+            eta = min(eta * 2, 64.0)
+            A = Jinv @ M @ Jinv
+            grad = -np.einsum("ir,ij,jr->r", G, A, G) / den
+        # forget vertices whose weight vanished
+        alive = lam > 1e-12
+        verts = [v for v, a in zip(verts, alive) if a]
+        lam = lam[alive] / lam[alive].sum()
     return DesignSolution("optimal" if val - best_lower <= rel_gap * val * 1.0001 else "feasible",
                           w, val, best_lower, "",
                           {"iterations": it + 1, "rays": R, "seconds": time.perf_counter() - t0})

@@ -160,7 +160,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         stats["build_s"] += time.perf_counter() - tb
         name = backend
         if backend == "auto":
-            name = "highs-ipm" if st["variables"] > 4000 else "highs"
+            name = "highs-ipm" if st["variables"] > 1000 else "highs"
         adapter = get_backend(name)
         tl = time.perf_counter()
         sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)

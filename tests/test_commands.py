@@ -1,0 +1,143 @@
+"""Tests of privatize_file / estimate_file, the library side of the CLI (SPEC §6)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mechopt._canonical import canonical_digest
+from mechopt._errors import InputError, VerificationError
+from mechopt.runtime import estimate_file, privatize_file
+
+LABELS = ["home", "work", "gym", "bar"]
+EPS = 1.5
+
+
+def krr_doc(labels=LABELS, eps=EPS):
+    k = len(labels)
+    e = math.exp(eps)
+    matrix = [[e / (e + k - 1) if i == j else 1 / (e + k - 1) for j in range(k)]
+              for i in range(k)]
+    doc = {"format": "mechopt-mechanism", "version": 1, "inputs": list(labels),
+           "outputs": list(labels), "matrix": matrix,
+           "privacy": [{"notion": "ldp", "epsilon": eps}],
+           "objective": {"kind": "estimation_variance", "value": 0.0, "bound": 0.0},
+           "certificate": {"verified": True, "method": "exact", "checks": []}}
+    doc["sha256"] = canonical_digest(doc)
+    return doc
+
+
+@pytest.fixture
+def mech(tmp_path) -> Path:
+    path = tmp_path / "mech.json"
+    path.write_text(json.dumps(krr_doc()))
+    return path
+
+
+def write_lines(path: Path, lines) -> Path:
+    path.write_text("".join(f"{v}\n" for v in lines))
+    return path
+
+
+def test_privatize_then_estimate_recovers_distribution(tmp_path, mech):
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    n = 20_000
+    rng = np.random.default_rng(0)
+    truth = [LABELS[i] for i in rng.choice(4, size=n, p=p)]
+    inp = write_lines(tmp_path / "in.txt", truth)
+    out = tmp_path / "out.txt"
+    assert privatize_file(mech, inp, out, seed=3) == n
+    reports = out.read_text().splitlines()
+    assert len(reports) == n and set(reports) <= set(LABELS)
+    keep = sum(a == b for a, b in zip(truth, reports)) / n
+    e = math.exp(EPS)
+    assert keep == pytest.approx(e / (e + 3), abs=0.015)  # k-RR keeps with e^ε/(e^ε+k-1)
+    for method in ("em", "inversion", "projected"):
+        result = estimate_file(mech, out, method=method)
+        assert set(result) == {"n", "method", "estimate"}
+        assert result["n"] == n and result["method"] == method
+        assert list(result["estimate"]) == LABELS
+        est = np.array(list(result["estimate"].values()))
+        assert np.abs(est - p).max() < 0.03
+        json.dumps(result, allow_nan=False)  # the --json document is plain JSON
+
+
+def test_privatize_is_reproducible_with_seed_and_secure_without(tmp_path, mech):
+    inp = write_lines(tmp_path / "in.txt", LABELS * 50)
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    privatize_file(mech, inp, a, seed=9)
+    privatize_file(mech, inp, b, seed=9)
+    assert a.read_text() == b.read_text()
+    assert privatize_file(mech, inp, c) == 200
+    assert set(c.read_text().splitlines()) <= set(LABELS)
+
+
+def test_privatize_unknown_label_names_line_and_writes_nothing(tmp_path, mech):
+    inp = write_lines(tmp_path / "in.txt", ["home", "work", "office"])
+    out = tmp_path / "out.txt"
+    with pytest.raises(InputError, match=r"in\.txt:3: 'office' is not an input label"):
+        privatize_file(mech, inp, out, seed=1)
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
+
+
+def test_privatize_empty_line_and_empty_file(tmp_path, mech):
+    inp = tmp_path / "in.txt"
+    inp.write_text("home\n\nwork\n")
+    with pytest.raises(InputError, match=r"in\.txt:2: line is empty"):
+        privatize_file(mech, inp, tmp_path / "out.txt")
+    inp.write_text("")
+    assert privatize_file(mech, inp, tmp_path / "out.txt") == 0
+    assert (tmp_path / "out.txt").read_text() == ""
+
+
+def test_crlf_lines_are_accepted(tmp_path, mech):
+    inp = tmp_path / "in.txt"
+    inp.write_bytes(b"home\r\nbar\r\n")
+    assert privatize_file(mech, inp, tmp_path / "out.txt", seed=0) == 2
+
+
+def test_estimate_errors(tmp_path, mech):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(InputError, match=r"empty\.txt: contains no reports"):
+        estimate_file(mech, empty)
+    bad = write_lines(tmp_path / "bad.txt", ["home", "pub"])
+    with pytest.raises(InputError, match=r"bad\.txt:2: 'pub' is not an output label"):
+        estimate_file(mech, bad)
+    ok = write_lines(tmp_path / "ok.txt", ["home"])
+    with pytest.raises(InputError, match=r"method: must be one of em, inversion, projected, "
+                                         r"got 'mle'"):
+        estimate_file(mech, ok, method="mle")
+    with pytest.raises(InputError, match=r"nope\.txt: cannot read the reports file"):
+        estimate_file(mech, tmp_path / "nope.txt")
+
+
+def test_tampered_mechanism_is_refused(tmp_path):
+    doc = krr_doc()
+    doc["privacy"][0]["epsilon"] = 0.5  # claim a stronger guarantee than exported
+    path = tmp_path / "mech.json"
+    path.write_text(json.dumps(doc))
+    inp = write_lines(tmp_path / "in.txt", ["home"])
+    with pytest.raises(VerificationError, match=r"mech\.json: sha256"):
+        privatize_file(path, inp, tmp_path / "out.txt")
+    with pytest.raises(VerificationError, match=r"mech\.json: sha256"):
+        estimate_file(path, inp)
+
+
+def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
+    doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["a", "b", "c"],
+           "outputs": ["u", "v"], "matrix": [[0.5, 0.5], [0.5, 0.5], [0.25, 0.75]],
+           "privacy": [], "objective": {}, "certificate": {}}
+    doc["sha256"] = canonical_digest(doc)
+    path = tmp_path / "mech.json"
+    path.write_text(json.dumps(doc))
+    rep = write_lines(tmp_path / "r.txt", ["u", "v", "v"])
+    with pytest.raises(InputError, match=r"Q: has rank 2 < k = 3"):
+        estimate_file(path, rep, method="inversion")
+    result = estimate_file(path, rep, method="em")  # maximum likelihood still answers
+    assert sum(result["estimate"].values()) == pytest.approx(1.0)
