@@ -481,7 +481,9 @@ def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
         if nv > 0:
             alpha = -max(float(np.linalg.norm(r)) / nv, 1.0)
             target = loglik(p2)
-            while alpha < -1.0 - 1e-9:
+            for _ in range(8):  # a few halvings; beyond them the double EM step is kept
+                if alpha >= -1.0 - 1e-9:
+                    break
                 trial = p - 2 * alpha * r + alpha**2 * v
                 if trial.min() > 0:
                     trial /= trial.sum()
