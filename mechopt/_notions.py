@@ -183,21 +183,23 @@ def _eldp_scale(Q: np.ndarray, E: np.ndarray) -> float:
     k = E.shape[0]
     worst = 0.0
     for x in range(k):
-        for xp in range(k):
-            if x == xp or math.isinf(E[x, xp]):
-                continue
-            a, b = Q[x], Q[xp]
-            pos = a > 0
-            if np.any(pos & (b <= 0)):
-                return INF
-            if not np.any(pos):
-                continue
-            lr = float(np.max(np.log(a[pos] / b[pos])))
-            if lr <= 0:
-                continue
-            if E[x, xp] == 0:
-                return INF
-            worst = max(worst, lr / E[x, xp])
+        targets = np.flatnonzero(np.isfinite(E[x]) & (np.arange(k) != x))
+        if len(targets) == 0:
+            continue
+        a = Q[x][None, :]
+        b = Q[targets]
+        pos = np.broadcast_to(a > 0, b.shape)
+        if np.any(pos & (b <= 0)):
+            return INF
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lr = np.where(pos, np.log(np.where(pos, a, 1.0) / np.where(b > 0, b, 1.0)), -np.inf).max(axis=1)
+        bad = lr > 0
+        if not bad.any():
+            continue
+        e = E[x, targets][bad]
+        if np.any(e == 0):
+            return INF
+        worst = max(worst, float(np.max(lr[bad] / e)))
     return worst
 
 
@@ -565,9 +567,16 @@ class MetricLDP(Notion):
         return ColumnConstraints(k, A, b, eldp=E)
 
     def achieved(self, Q: np.ndarray) -> float:
+        """Smallest ε with ``Q`` ε·d-private; for a graph the edges decide it (paths add up)."""
         k = np.asarray(Q).shape[0]
-        scale = _eldp_scale(Q, self.distances(k))
-        return scale
+        if self.edges is None:
+            return _eldp_scale(Q, self.distances(k))
+        W = np.full((k, k), INF)
+        for a, b, w in self.edges:
+            if a != b:
+                W[a, b] = W[b, a] = min(W[a, b], w)
+        np.fill_diagonal(W, 0.0)
+        return _eldp_scale(Q, W)
 
     @property
     def budget(self) -> float:

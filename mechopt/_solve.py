@@ -162,7 +162,9 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
                 invertible[y] = problem.inputs.index(label)
     cost = obj.prior[:, None] * obj.loss
     t = time.perf_counter()
-    sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce)
+    square = tuple(problem.outputs) == tuple(problem.inputs)
+    sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
+                        square=square, prior=obj.prior, loss=obj.loss)
     timings["solve"] = time.perf_counter() - t
     if sol.status != "optimal":
         return _fail(sol.status, f"the LP is {sol.status}: {sol.message}" if sol.status == "infeasible"
@@ -178,7 +180,9 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     if problem.objective.kind != "mmse" or len(problem.notions) != 1:
         return None
     n = problem.notions[0]
-    if isinstance(n, LIP) and n.delta == 0:
+    # the LIP pricing maximises (c·v)^2 on the slice P·v = 1, which is the column's
+    # utility only when the objective's prior is the LIP prior
+    if isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior, rtol=0, atol=1e-15):
         return "lip", n.epsilon, np.asarray(n.prior)
     if isinstance(n, LDP):
         return "ldp", n.epsilon, problem.objective.prior
@@ -196,7 +200,8 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         return _solve_design(problem, method, show, timings)
     if use_cg:
         if cg is None:
-            raise InputError("method", "column generation is available for mmse on a single LIP or LDP notion")
+            raise InputError("method", "column generation is available for mmse on a single LIP notion (with the "
+                             "objective prior equal to the LIP prior) or a single LDP notion")
         kind, eps, P = cg
         t = time.perf_counter()
         bar = Progress("column generation", enabled=show and None)

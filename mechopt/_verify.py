@@ -190,14 +190,37 @@ class _Tally:
         self.ok = False
 
 
-def _leq_scaled(a: Fraction, b: Fraction, eps: Fraction) -> bool:
-    """Exactly decide ``a <= e^eps * b`` for ``b >= 0`` (ties count as fail only if inexact)."""
-    lo, hi = exp_bounds(eps)
-    if a <= lo * b:
-        return True
-    if a > hi * b:
+@lru_cache(maxsize=4096)
+def _exp_bounds_dec(x: Fraction) -> tuple[Decimal, Decimal]:
+    lo, hi = exp_bounds(x)
+    with localcontext() as ctx:
+        ctx.prec = 2 * _PREC
+        # lo/hi have at most ~70 significant digits: exact at this precision
+        return (Decimal(lo.numerator) / Decimal(lo.denominator), Decimal(hi.numerator) / Decimal(hi.denominator))
+
+
+def _dec(v: float) -> Decimal:
+    return Decimal(repr(float(v)))
+
+
+def _leq_scaled(a, b, eps: Fraction) -> bool:
+    """Exactly decide ``a <= e^eps * b`` for ``b >= 0``.
+
+    ``a`` and ``b`` are floats (read as the decimals they print as) or Fractions.
+    Floats go through :mod:`decimal` at 160 digits, where the product of a 70-digit
+    bound and a 17-digit entry is exact; Fractions through rational arithmetic.
+    A value inside the ~1e-58 interval around ``e^eps`` is not provable: refused.
+    """
+    if isinstance(a, Fraction) or isinstance(b, Fraction):
+        lo, hi = exp_bounds(eps)
+        a, b = Fraction(a) if not isinstance(a, Fraction) else a, Fraction(b) if not isinstance(b, Fraction) else b
+        if a <= lo * b:
+            return True
         return False
-    return False  # inside a 1e-58 interval: not provable, refuse
+    lo_d, _hi_d = _exp_bounds_dec(eps)
+    with localcontext() as ctx:
+        ctx.prec = 160
+        return _dec(a) <= lo_d * _dec(b)
 
 
 def _check_groups(Q: np.ndarray, groups: Iterable[tuple[Sequence[int], Sequence[int], float]],
@@ -222,7 +245,7 @@ def _check_groups(Q: np.ndarray, groups: Iterable[tuple[Sequence[int], Sequence[
                 continue
             if a <= e_f * b * (1 - _MARGIN):
                 continue
-            if not _leq_scaled(exact(a), exact(b), eps_x):
+            if not _leq_scaled(float(a), float(b), eps_x):
                 tally.fail(f"column {y}: Q[{upper[hi_idx[j]]}][{y}] = {float(a)!r} > e^{eps!r} * "
                            f"Q[{lower[lo_idx[j]]}][{y}] = {float(b)!r}")
 
@@ -248,7 +271,7 @@ def _check_pairs(Q: np.ndarray, E: np.ndarray, tally: _Tally) -> None:
         doubt = (a > 0) & ~(a <= rhs * (1 - _MARGIN))
         for t in np.flatnonzero(doubt):
             x, xp = int(xs[t]), int(xps[t])
-            if not _leq_scaled(exact(a[t]), exact(b[t]), exact(E[x, xp])):
+            if not _leq_scaled(float(a[t]), float(b[t]), exact(E[x, xp])):
                 tally.fail(f"column {y}: Q[{x}][{y}] = {float(a[t])!r} > e^{E[x, xp]!r} * Q[{xp}][{y}] = {float(b[t])!r}")
                 return
 
@@ -395,7 +418,7 @@ def _check_metric_edges(Q: np.ndarray, notion, tally: _Tally) -> None:
             tally.slack(float(np.min(sl)))
             doubt = (qa > 0) & ~(qa <= e_f * qb * (1 - _MARGIN))
             for y in np.flatnonzero(doubt):
-                if not _leq_scaled(exact(qa[y]), exact(qb[y]), arg):
+                if not _leq_scaled(float(qa[y]), float(qb[y]), arg):
                     tally.fail(f"column {y}: Q[{x}][{y}] = {float(qa[y])!r} > e^(eps*{w!r}) * Q[{xp}][{y}]")
                     return
 
@@ -412,7 +435,7 @@ def _check_pairs_scaled(Q: np.ndarray, D: np.ndarray, eps: float, tally: _Tally)
             tally.slack(float(np.min(e_f * qb - qa)))
             doubt = (qa > 0) & ~(qa <= e_f * qb * (1 - _MARGIN))
             for y in np.flatnonzero(doubt):
-                if not _leq_scaled(exact(qa[y]), exact(qb[y]), arg):
+                if not _leq_scaled(float(qa[y]), float(qb[y]), arg):
                     tally.fail(f"column {y}: Q[{x}][{y}] > e^(eps*d) * Q[{xp}][{y}]")
                     return
 

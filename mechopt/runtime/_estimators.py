@@ -495,6 +495,17 @@ def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
         p /= p.sum()
         steps += 1
         g = gradient(p)
+        # EM shrinks a coordinate that is zero at the optimum only geometrically (slowly
+        # when its g is near 1), which stalls the gap; set such vanishing coordinates to 0
+        # and revive any zero coordinate whose g(x) > 1 + tol says it belongs back. The
+        # gap bound stays valid for every p, so this cannot stop at a wrong point.
+        vanishing = (p > 0) & (p < 1e-10) & (g < 1.0)
+        revive = (p == 0) & (g > 1.0 + tol)
+        if vanishing.any() or revive.any():
+            p[vanishing] = 0.0
+            p[revive] = 1e-6
+            p /= p.sum()
+            g = gradient(p)
     if g.max() - 1.0 > tol:
         warnings.warn(f"estimate_em: stopped after max_iter={max_iter} EM steps with a "
                       f"log-likelihood gap of up to {float(g.max() - 1.0):.3g} per report "

@@ -141,10 +141,20 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
 
 
 def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int] | None = None,
-                  *, backend: str = "auto", reduce: bool = True) -> LabeledSolution:
-    """Solve the labeled LP (per independent component when possible)."""
+                  *, backend: str = "auto", reduce: bool = True, square: bool = False,
+                  prior: np.ndarray | None = None, loss: np.ndarray | None = None) -> LabeledSolution:
+    """Solve the labeled LP (per independent component when possible).
+
+    With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
+    solved over the orbits of the problem's symmetry group (:mod:`._symmetry`).
+    """
     invertible = invertible or {}
     t0 = time.perf_counter()
+    if reduce and square and not invertible and prior is not None and loss is not None:
+        sol = _solve_symmetric(notions, k, cost, prior, loss, backend)
+        if sol is not None:
+            sol.stats["total_s"] = time.perf_counter() - t0
+            return sol
     comps = components(notions, k) if (reduce and not invertible) else [np.arange(k)]
     Q = np.zeros((k, m))
     total = 0.0
@@ -172,6 +182,48 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         total += sol.objective
     stats["total_s"] = time.perf_counter() - t0
     return LabeledSolution("optimal", Q, total, "", stats)
+
+
+def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution | None:
+    """The orbit LP, or None when the problem has no usable symmetry."""
+    from ._structure import column_system
+    from ._symmetry import automorphisms, orbit_reduce
+
+    if any(n.name not in ("eldp", "metric") for n in notions):
+        return None
+    tb = time.perf_counter()
+    sysm = column_system(notions, k)
+    if sysm.groups:
+        return None
+    E_pruned = np.full((k, k), np.inf)
+    coo = sysm.A.tocoo()
+    # recover the kept pairs' budgets from the rows q[x] - e^E q[x'] <= 0
+    pos = coo.data > 0
+    neg = ~pos
+    rows_x = dict(zip(coo.row[pos].tolist(), coo.col[pos].tolist()))
+    for r, xp, v in zip(coo.row[neg].tolist(), coo.col[neg].tolist(), coo.data[neg].tolist()):
+        E_pruned[rows_x[r], xp] = sysm.E[rows_x[r], xp]
+    np.fill_diagonal(E_pruned, 0.0)
+    perms = automorphisms(E_pruned, prior, loss)
+    t_sym = time.perf_counter() - tb
+    if len(perms) <= 1:
+        return None
+    c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st = build_lp(notions, k, k, cost, {})
+    c_r, A_r, b_r, E_r, be_r, S = orbit_reduce(A_ub, b_ub, A_eq, b_eq, c, k, perms)
+    stats = {"components": 1, "rows": A_r.shape[0], "variables": A_r.shape[1], "rows_full": st["rows"],
+             "variables_full": st["variables"], "symmetries": len(perms), "pairs_before": sysm.n_pairs_before,
+             "pairs_after": sysm.n_pairs_after, "groups": 0, "symmetry_s": t_sym,
+             "build_s": time.perf_counter() - tb}
+    name = "highs-ipm" if backend == "auto" else backend
+    adapter = get_backend(name)
+    tl = time.perf_counter()
+    sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None))
+    stats["lp_s"] = time.perf_counter() - tl
+    stats["backend"] = adapter.name
+    if sol.status != "optimal":
+        return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
+    Q = (S @ sol.x).reshape(k, k)
+    return LabeledSolution("optimal", Q, float(sol.objective), "", stats)
 
 
 class _Restricted(Notion):

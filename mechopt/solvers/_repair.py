@@ -83,7 +83,7 @@ def repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_m
         return Repair(Q, math.nan, cert, attempts)
     # bisection in log space, a few steps: the cost of repair is linear in t
     for _ in range(4):
-        if lo == 0:
+        if lo == 0 or hi <= 1e-12:  # the cost of t <= 1e-12 is below any float's resolution
             break
         mid = math.sqrt(lo * hi)
         attempts += 1
