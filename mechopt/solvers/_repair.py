@@ -26,9 +26,9 @@ class Repair:
     attempts: int
 
 
-def clean(Q: np.ndarray) -> np.ndarray:
-    """Clip solver noise below zero and renormalise every row to sum to 1."""
-    Q = np.where(np.abs(Q) < 1e-15, 0.0, np.asarray(Q, dtype=float))
+def clean(Q: np.ndarray, zero_tol: float = 1e-15) -> np.ndarray:
+    """Clip solver noise (entries below ``zero_tol`` become 0) and renormalise rows."""
+    Q = np.where(np.abs(Q) < zero_tol, 0.0, np.asarray(Q, dtype=float))
     Q = np.clip(Q, 0.0, None)
     s = Q.sum(axis=1, keepdims=True)
     s[s == 0] = 1.0
@@ -36,6 +36,22 @@ def clean(Q: np.ndarray) -> np.ndarray:
 
 
 def repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_max: float = 1e-2) -> Repair:
+    """Repair by mixing; if that fails, snap solver noise to zero first and retry.
+
+    Mixing cannot repair a budget of 0 (``q[x] <= q[x']`` with ``q[x'] = 0`` and
+    ``q[x] = 1e-12`` stays violated), so entries below 1e-12, then 1e-10, then 1e-9
+    are set to zero before trying again.
+    """
+    best = None
+    for tol in (1e-15, 1e-12, 1e-10, 1e-9):
+        rep = _repair(clean(Q, tol), notions, mix_columns=mix_columns, t_max=t_max)
+        if rep.certificate.verified:
+            return rep
+        best = best or rep
+    return best
+
+
+def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_max: float = 1e-2) -> Repair:
     """Smallest mixing ``t`` that makes ``Q`` pass the exact verifier.
 
     Parameters
@@ -50,7 +66,6 @@ def repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_m
     Repair
         ``certificate.verified`` is False if even ``t_max`` does not repair.
     """
-    Q = clean(Q)
     k, m = Q.shape
     cols = np.ones(m, bool) if mix_columns is None else np.asarray(mix_columns, bool)
     if not cols.any():
