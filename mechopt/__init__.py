@@ -54,6 +54,23 @@ _EXPORTS = {
     # solving
     "solve": "mechopt._solve",
     "SolveResult": "mechopt._result",
+    # figures
+    "tradeoff": "mechopt._plots",
+    "tradeoff_plot": "mechopt._plots",
+    "plot_mechanism": "mechopt._plots",
+    # deployment (client: standard library only)
+    "Sampler": "mechopt.client",
+    "load_document": "mechopt.client",
+    "simulate_reports": "mechopt.runtime",
+    "estimate_inversion": "mechopt.runtime",
+    "estimate_projected": "mechopt.runtime",
+    "estimate_em": "mechopt.runtime",
+    "mmse_aggregate": "mechopt.runtime",
+    "mmse_histogram": "mechopt.runtime",
+    "variance_report": "mechopt.runtime",
+    "PrivacyBudget": "mechopt.runtime",
+    "BudgetExceededError": "mechopt.runtime",
+    "PersonalizedULDP": "mechopt.runtime",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -208,6 +208,30 @@ def test_em_equals_brute_force_maximum_likelihood(counts):
     assert log_likelihood(Q, p_em, counts) >= -res.fun - 1e-9
 
 
+def test_em_certifies_optimality_on_a_large_sparse_case():
+    """k = 200, ε = 0.2: most coordinates of the ML estimate are 0 (slow for plain EM).
+
+    KKT of max Σ w_y log λ_y on the simplex: g(x) = Σ_y w_y Q[x,y]/λ_y ≤ 1 + gap, with
+    equality on the support; by concavity ℓ* − ℓ(p) ≤ max g − 1.
+    """
+    k = 200
+    Q = krr(k, 0.2)
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(100_000, rng.dirichlet(np.ones(k)) @ Q)
+    t0 = time.perf_counter()
+    p = estimate_em(Q, counts)
+    assert time.perf_counter() - t0 < 5.0
+    g = Q @ (counts / counts.sum() / (p @ Q))
+    assert g.max() - 1 <= 1e-12
+    assert np.sum(p == 0) > k // 2
+    assert p.min() >= 0 and p.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_em_warns_when_stopped_early():
+    with pytest.warns(RuntimeWarning, match=r"estimate_em: stopped after max_iter=1 EM steps"):
+        estimate_em(krr(5, 0.1), [10, 20, 30, 40, 50], max_iter=1)
+
+
 def test_em_boundary_case():
     Q = [[0.75, 0.25], [0.25, 0.75]]
     np.testing.assert_allclose(estimate_em(Q, [90, 10]), [1.0, 0.0], atol=1e-9)

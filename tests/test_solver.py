@@ -503,8 +503,8 @@ def test_design_methods_agree_at_ldp_k5():
     assert fw.objective == pytest.approx(cv.objective, rel=0.01)
     for r in (cv, fw):  # the reported risk is the risk of the exported matrix
         assert estimation_risk(r.mechanism.matrix, np.full(5, 0.2)) == pytest.approx(r.objective, rel=1e-9)
-    # and both beat 5-RR
-    assert cv.objective < estimation_risk(k_rr(5, 1.0), np.full(5, 0.2))
+    # at k = 5, eps = 1 the optimum is 5-RR itself (the solver must not lose to it)
+    assert cv.objective <= estimation_risk(k_rr(5, 1.0), np.full(5, 0.2)) * (1 + 1e-6)
 
 
 def _risk(Q, p0):

@@ -10,7 +10,7 @@ its privacy notion (tested against an independent numerical check);
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -60,8 +60,8 @@ class ClosedForm:
     source : str
         Where it is printed, e.g. ``"003 eq. (19); 000 Thm 3, Thm 5"``.
     applies : callable
-        ``applies(spec) -> bool``: the problem has the shape the formula is stated for.
-        Never raises on well-formed specs.
+        ``applies(spec) -> bool``: the problem has the shape the formula is stated for
+        (k, notion kinds, outputs). Use :func:`applicable`, which never raises.
     build : callable
         ``build(spec) -> (outputs, Q)``; ``Q`` is ``k x len(outputs)``, rows sum to 1.
         Raises :class:`~mechopt._errors.InputError` on invalid parameters.
@@ -537,7 +537,9 @@ def registry() -> list[ClosedForm]:
 def applicable(spec: ClosedFormSpec) -> list[ClosedForm]:
     """The closed forms whose ``applies(spec)`` is true.
 
-    A malformed notion makes a form inapplicable here; ``build`` reports the error.
+    ``applies`` inspects the shape of the problem (k, notion kinds, outputs); ``build``
+    validates the numbers and raises :class:`~mechopt._errors.InputError` with the field.
+    An ``InputError`` raised while deciding applicability makes the form inapplicable.
 
     Examples
     --------

@@ -481,11 +481,12 @@ def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
         if nv > 0:
             alpha = -max(float(np.linalg.norm(r)) / nv, 1.0)
             target = loglik(p2)
+            support = p > 0  # zeros stay zero: r and v vanish there
             for _ in range(8):  # a few halvings; beyond them the double EM step is kept
                 if alpha >= -1.0 - 1e-9:
                     break
                 trial = p - 2 * alpha * r + alpha**2 * v
-                if trial.min() > 0:
+                if trial.min() >= 0 and np.all(trial[support] > 0):
                     trial /= trial.sum()
                     if loglik(trial) >= target:
                         candidate = trial

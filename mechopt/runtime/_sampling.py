@@ -74,7 +74,7 @@ def simulate_reports(Q: ArrayLike, x_indices: ArrayLike, *,
     ``searchsorted(C[x], U, side="right")`` with ``C[x]`` the cumulative row (scaled so
     its last entry is exactly 1) and ``U`` uniform on ``[0, 1)``, so an output of zero
     probability is never drawn. 10^6 reports from a ``k = 1000`` channel take about
-    0.1 s (see ``benchmarks/bench_sampling.py``).
+    0.2 s on a 2-core machine (see ``benchmarks/bench_sampling.py``).
 
     Parameters
     ----------
