@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import InputError
-from ._common import INF, check_epsilon, check_probability, exp_or_inf
+from ._common import INF, check_epsilon, check_prior, check_probability, exp_or_inf
 
 __all__ = [
     "warner_rr",
@@ -265,8 +265,6 @@ def binary_lip_optimum(prior: Sequence[float], epsilon: float) -> np.ndarray:
     >>> binary_lip_optimum([0.5, 0.5], math.log(2)).round(6).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
-    from ._common import check_prior
-
     P = check_prior(prior, k=2)
     e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
     if math.isinf(e):

@@ -75,6 +75,16 @@ class ClosedForm:
         objective for this mechanism, when the paper prints one for ``spec.objective``.
     note : str
         One line for reports.
+
+    Examples
+    --------
+    >>> s = ClosedFormSpec(k=2, inputs=["no", "yes"], notions=[{"notion": "ldp", "epsilon": 1.0}])
+    >>> entry = registry()[0]
+    >>> entry.name, entry.applies(s)
+    ('warner_rr', True)
+    >>> outputs, Q = entry.build(s)
+    >>> outputs, Q.shape
+    (['no', 'yes'], (2, 2))
     """
 
     name: str
