@@ -54,6 +54,8 @@ _EXPORTS = {
     # solving
     "solve": "mechopt._solve",
     "SolveResult": "mechopt._result",
+    "solve_many": "mechopt._batch",
+    "closed_form_report": "mechopt._closed_form_report",
     # figures
     "tradeoff": "mechopt._plots",
     "tradeoff_plot": "mechopt._plots",

@@ -473,7 +473,7 @@ class MetricLDP(Notion):
     Examples
     --------
     >>> n = MetricLDP(0.5, edges=[[0, 1, 1.0], [1, 2, 1.0]]).bind(["0", "1", "2"])
-    >>> n.eldp_matrix(3)[0, 2]
+    >>> float(n.eldp_matrix(3)[0, 2])
     1.0
     """
 
@@ -825,9 +825,9 @@ class ULDP(Notion):
     --------
     >>> import numpy as np
     >>> n = ULDP(1.0, sensitive=[0])
-    >>> Q = np.array([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
-    >>> n.achieved(Q)
-    0.0
+    >>> Q = np.array([[0.5, 0.5, 0.0], [0.4, 0.4, 0.2]])   # column 2 is invertible
+    >>> round(n.achieved(Q), 4)                           # log(0.5 / 0.4)
+    0.2231
     """
 
     epsilon: float = 1.0
