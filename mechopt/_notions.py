@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -153,7 +153,7 @@ class Notion:
     @property
     def budget(self) -> float:
         """The budget claimed (``achieved <= budget`` means satisfied)."""
-        return float(getattr(self, "epsilon"))
+        return float(self.epsilon)  # type: ignore[attr-defined]
 
     def to_spec(self, inputs: Sequence[str]) -> dict:
         raise NotImplementedError  # pragma: no cover - abstract
@@ -386,6 +386,9 @@ class BlockLDP(Notion):
         if not isinstance(self.blocks, (list, tuple)) or not self.blocks:
             raise InputError("blocks", f"must be a non-empty list of lists of input labels, got {self.blocks!r}")
         blocks = tuple(tuple(_resolve(b, None, f"blocks[{i}]")) for i, b in enumerate(self.blocks))
+        for i, b in enumerate(blocks):
+            if not b:
+                raise InputError(f"blocks[{i}]", "must not be empty")
         object.__setattr__(self, "blocks", blocks)
 
     def bind(self, inputs: Sequence[str]) -> "BlockLDP":
@@ -437,6 +440,8 @@ class HighLowLDP(Notion):
     def __post_init__(self):
         object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
         object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
+        if not self.sensitive:
+            raise InputError("sensitive", "must name at least one sensitive input (else the notion constrains nothing)")
 
     def bind(self, inputs: Sequence[str]) -> "HighLowLDP":
         s = _resolve(list(self.sensitive), inputs, "sensitive")
@@ -759,10 +764,13 @@ class BPLIP(Notion):
             hi = np.array([_float_or_inf(v, f"upper[{i}]") for i, v in enumerate(self.upper)])
             if len(lo) != len(hi):
                 raise InputError("upper", f"must have as many entries as 'lower' ({len(lo)}), got {len(hi)}")
-            if np.any(lo < 0) or np.any(hi > 1) or np.any(lo > hi):
-                raise InputError("lower", "must satisfy 0 <= lower <= upper <= 1 entrywise")
+            for i in range(len(lo)):
+                if not (0 <= lo[i] <= hi[i] <= 1):
+                    raise InputError(f"lower[{i}]", f"must satisfy 0 <= lower <= upper <= 1, got lower={float(lo[i])!r}, "
+                                     f"upper={float(hi[i])!r}")
             if lo.sum() > 1 + 1e-12 or hi.sum() < 1 - 1e-12:
-                raise InputError("lower", "the box lower <= P <= upper contains no probability vector")
+                raise InputError("lower", f"the box lower <= P <= upper contains no probability vector "
+                                 f"(sum(lower) = {float(lo.sum())!r}, sum(upper) = {float(hi.sum())!r})")
             object.__setattr__(self, "lower", lo)
             object.__setattr__(self, "upper", hi)
             P = box_prior_vertices(lo, hi)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ._errors import InputError, MechoptError, SolverError
 from ._mechanism import Mechanism
-from ._notions import LDP, LIP, ULDP, Notion
+from ._notions import LDP, LIP, ULDP
 from ._objectives import column_utility, evaluate, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult

@@ -16,7 +16,7 @@ holds exactly; it never fails one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, Inexact, localcontext
 from fractions import Fraction
 from functools import lru_cache

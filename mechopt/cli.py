@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Sequence
 
 from ._errors import InputError, MechoptError
@@ -34,7 +33,6 @@ def _cmd_solve(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from ._errors import VerificationError
     from ._mechanism import Mechanism
     from ._problem import load_problem
 
@@ -58,6 +56,8 @@ def _cmd_verify(args) -> int:
         if not cert.rows_ok:
             print(f"FAIL rows: {cert.detail}")
         print("verified exactly" if cert.verified else f"NOT verified: {cert.detail}")
+    if not cert.verified:
+        print(f"mechopt: verification failed: {cert.detail}", file=sys.stderr)
     return 0 if cert.verified else 1
 
 

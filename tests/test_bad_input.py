@@ -395,7 +395,7 @@ def test_notion_constructors_validate():
         LIP(1.0, prior=[0.5, 0.6])
     with pytest.raises(InputError, match=r"prior: LIP needs a prior"):
         LIP(1.0)
-    with pytest.raises(InputError, match=r"lower: must satisfy 0 <= lower <= upper"):
+    with pytest.raises(InputError, match=r"lower\[0\]: must satisfy 0 <= lower <= upper <= 1, got lower=0.6, upper=0.5"):
         BPLIP(1.0, lower=[0.6, 0.1], upper=[0.5, 0.9])
     with pytest.raises(InputError, match=r"priors: give either"):
         BPLIP(1.0, priors=[[0.5, 0.5]], lower=[0, 0], upper=[1, 1])

@@ -201,7 +201,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
     pos = coo.data > 0
     neg = ~pos
     rows_x = dict(zip(coo.row[pos].tolist(), coo.col[pos].tolist()))
-    for r, xp, v in zip(coo.row[neg].tolist(), coo.col[neg].tolist(), coo.data[neg].tolist()):
+    for r, xp in zip(coo.row[neg].tolist(), coo.col[neg].tolist()):
         E_pruned[rows_x[r], xp] = sysm.E[rows_x[r], xp]
     np.fill_diagonal(E_pruned, 0.0)
     perms = automorphisms(E_pruned, prior, loss)

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .._errors import InputError, SolverError
-from .._notions import BPLIP, LDP, LIP, ULDP, BlockLDP, Notion
+from .._notions import LDP, LIP, ULDP, BlockLDP, Notion
 from ._structure import column_system
 
 #: above this many rays, enumeration gives way to column generation

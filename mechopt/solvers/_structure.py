@@ -19,13 +19,12 @@ Reductions (each one is exact — it never changes the feasible set):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._notions import LIP, BPLIP, ULDP, LDP, Notion
+from .._notions import LIP, BPLIP, ULDP, Notion
 
 
 @dataclass(frozen=True)
