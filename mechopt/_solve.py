@@ -17,7 +17,7 @@ from ._problem import Problem, load_problem
 from ._result import SolveResult
 from .solvers._design import design_cvxpy, design_frank_wolfe
 from .solvers._labeled import solve_labeled
-from .solvers._raylp import column_generation, solve_ray_lp
+from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
 from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
 from .solvers._repair import repair
 
@@ -176,16 +176,26 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
 
 
 def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
-    """(cone kind, eps, prior) when MMSE column generation applies."""
-    if problem.objective.kind != "mmse" or len(problem.notions) != 1:
+    """(cone kind, eps, prior) when column generation applies.
+
+    ``"lip"``/``"ldp"``: MMSE with exact pricing; ``"lip-separable"``: histogram MSE or
+    mutual information on a LIP cone (Lagrangian bound). The LIP pricing works on the
+    slice ``P·v = 1``, where the column's utility has the simple form used, only when
+    the objective's prior is the LIP prior.
+    """
+    if len(problem.notions) != 1:
         return None
     n = problem.notions[0]
-    # the LIP pricing maximises (c·v)^2 on the slice P·v = 1, which is the column's
-    # utility only when the objective's prior is the LIP prior
-    if isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior, rtol=0, atol=1e-15):
-        return "lip", n.epsilon, np.asarray(n.prior)
-    if isinstance(n, LDP):
-        return "ldp", n.epsilon, problem.objective.prior
+    kind = problem.objective.kind
+    same_prior = isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior,
+                                                                        rtol=0, atol=1e-15)
+    if kind == "mmse":
+        if same_prior:
+            return "lip", n.epsilon, np.asarray(n.prior)
+        if isinstance(n, LDP):
+            return "ldp", n.epsilon, problem.objective.prior
+    if kind in ("histogram_mse", "mutual_information") and same_prior:
+        return "lip-separable", n.epsilon, np.asarray(n.prior)
     return None
 
 
@@ -195,17 +205,24 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     lp_backend = "highs" if backend == "auto" else backend
     cg = _colgen_kind(problem)
     estimate = ray_count_estimate(list(problem.notions), k)
-    use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > 20_000))
+    # exact pricing (MMSE) pays off early; the separable pricing is a heuristic with a
+    # Lagrangian bound, so enumeration is preferred as long as it is possible
+    threshold = MAX_ENUMERATED if (cg is not None and cg[0] == "lip-separable") else 20_000
+    use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
     if obj.kind == "estimation_variance":
         return _solve_design(problem, method, show, timings)
     if use_cg:
         if cg is None:
-            raise InputError("method", "column generation is available for mmse on a single LIP notion (with the "
-                             "objective prior equal to the LIP prior) or a single LDP notion")
+            raise InputError("method", "column generation is available for mmse on a single LDP notion, and for "
+                             "mmse, histogram_mse or mutual_information on a single LIP notion whose prior is "
+                             "the objective's")
         kind, eps, P = cg
         t = time.perf_counter()
-        bar = Progress("column generation", enabled=show and None)
-        sol = column_generation(obj, kind, eps, P, backend=lp_backend, progress=bar if show else None)
+        bar = Progress("column generation", enabled=None if show else False)
+        if kind == "lip-separable":
+            sol = column_generation_separable(obj, eps, P, backend=lp_backend, progress=bar if show else None)
+        else:
+            sol = column_generation(obj, kind, eps, P, backend=lp_backend, progress=bar if show else None)
         bar.done()
         timings["solve"] = time.perf_counter() - t
         if sol.status != "optimal":
@@ -214,6 +231,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         inv = np.zeros(V.shape[1], bool)
         stats = {"method": "colgen", "iterations": sol.stats.get("iterations"), "rays": int(V.shape[1])}
         upper = sol.bound
+        proven = sol.stats.get("proven", True)
     else:
         t = time.perf_counter()
         if estimate is not None and estimate > MAX_ENUMERATED:
@@ -235,6 +253,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
         upper = sol.value
+        proven = True
     keep = w > 1e-13 * max(1.0, w.max())
     Q = V[:, keep] * w[keep]
     inv_cols = inv[keep]
@@ -248,7 +267,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     bound = offset + sign * upper
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     mix = ~inv_cols if inv_cols.any() else None
-    return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix)
+    return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
 
 
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
@@ -266,7 +285,7 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
         sol = design_cvxpy(V, obj.prior)
         lower = None
     elif method in ("frank-wolfe", "fw"):
-        bar = Progress("frank-wolfe", enabled=None)
+        bar = Progress("frank-wolfe", enabled=None if show else False)
         sol = design_frank_wolfe(V, obj.prior, progress=bar if show else None)
         bar.done()
         lower = sol.bound
