@@ -58,6 +58,26 @@ class HighsAdapter:
                           float(res.fun) if status == "optimal" else None, str(res.message), self.name)
 
 
+    def solve_milp(self, c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, *, time_limit=None) -> LPSolution:
+        """Mixed-integer LP through :func:`scipy.optimize.milp` (HiGHS branch and bound)."""
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
+        cons = []
+        if A_ub is not None and A_ub.shape[0]:
+            cons.append(LinearConstraint(A_ub, -np.inf, b_ub))
+        if A_eq is not None and A_eq.shape[0]:
+            cons.append(LinearConstraint(A_eq, b_eq, b_eq))
+        lo, hi = _bounds_arrays(bounds, len(c))
+        options = {"mip_rel_gap": 1e-9}
+        if time_limit:
+            options["time_limit"] = float(time_limit)
+        res = milp(c, constraints=cons, integrality=integrality, bounds=Bounds(lo, hi), options=options)
+        status = {0: "optimal", 1: "error", 2: "infeasible", 3: "unbounded", 4: "error"}.get(res.status, "error")
+        if status != "optimal":
+            return LPSolution(status, None, None, None, str(res.message), "highs-milp")
+        return LPSolution("optimal", res.x, None, float(res.fun), str(res.message), "highs-milp")
+
+
 class CvxpyAdapter:
     """Any LP solver known to cvxpy (``cvxpy:CLARABEL``, ``cvxpy:SCS``, ``cvxpy:HIGHS``...)."""
 

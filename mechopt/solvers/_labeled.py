@@ -93,17 +93,24 @@ def _group_block(groups, cols: np.ndarray, m: int, k: int, row0: int, aux0: int)
 
 def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int], *,
              reduce: bool = True):
-    """Assemble ``(c, A_ub, b_ub, A_eq, b_eq, bounds, n_q)`` for the labeled LP.
+    """Assemble ``(c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats, integrality)``.
 
-    ``invertible`` maps an output column to the one input it may carry mass from
-    (ULDP); such columns are exempt from ULDP's LDP group but not from other notions.
+    Variables: ``Q[x, y]`` at ``x*m + y``, then auxiliaries. ``invertible`` maps an
+    output column to the one input it may carry mass from when it is used as ULDP's
+    invertible output. Whether it is, is a binary ``r_y`` (a MILP): ``r_y = 1``
+    relaxes ULDP's LDP group on that column (``u - e^ε l <= r_y``; entries are <= 1)
+    and forces every other entry to zero (``Q[x, y] <= 1 - r_y``); ``r_y = 0`` makes
+    it protected. Other notions hold on every column either way.
     """
-    has_uldp = any(isinstance(n, ULDP) for n in notions)
+    uldp = [n for n in notions if isinstance(n, ULDP)]
+    others = [n for n in notions if not isinstance(n, ULDP)]
+    cand = np.array(sorted(invertible), dtype=int)
     prot_cols = np.array([y for y in range(m) if y not in invertible], dtype=int)
-    inv_cols = np.array(sorted(invertible), dtype=int)
-    systems = [(column_system(notions, k, reduce=reduce), prot_cols)]
-    if has_uldp and len(inv_cols):
-        systems.append((column_system(notions, k, reduce=reduce, include_uldp=False), inv_cols))
+    all_cols = np.arange(m)
+    if uldp and len(cand):
+        systems = [(column_system(others, k, reduce=reduce), all_cols)] if others else []
+    else:
+        systems = [(column_system(notions, k, reduce=reduce), all_cols)]
     n_q = k * m
     R, C, V, B = [], [], [], []
     row = 0
@@ -122,6 +129,43 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         B.append(np.zeros(nrows))
         row += nrows
         aux += naux
+    binaries = np.zeros(0, dtype=int)
+    if uldp and len(cand):
+        groups = [g for u in uldp for g in u.groups(k)]
+        stats["groups"] += len(groups)
+        # protected-only columns: the plain group
+        (r, c, v), nrows, naux = _group_block(groups, prot_cols, m, k, row, aux)
+        R.append(r), C.append(c), V.append(v)
+        B.append(np.zeros(nrows))
+        row += nrows
+        aux += naux
+        # candidate columns: the group, its last rows relaxed by r_y
+        n_bin = len(cand)
+        (r, c, v), nrows, naux = _group_block(groups, cand, m, k, row, aux)
+        bin0 = aux + naux
+        binaries = bin0 + np.arange(n_bin)
+        R.append(r), C.append(c), V.append(v)
+        B.append(np.zeros(nrows))
+        # rows u - e^eps l <= 0 are the last n_bin rows of each group's block
+        per_group = nrows // len(groups)
+        for gi in range(len(groups)):
+            last = row + (gi + 1) * per_group - n_bin + np.arange(n_bin)
+            R.append(last), C.append(binaries), V.append(-np.ones(n_bin))
+        row += nrows
+        aux += naux + n_bin
+        # Q[x, y] + r_y <= 1 for x other than the owner
+        rr, cc, vv = [], [], []
+        for j, y in enumerate(cand):
+            owner = invertible[int(y)]
+            xs = np.array([x for x in range(k) if x != owner], dtype=int)
+            rows_here = row + np.arange(len(xs))
+            rr += [rows_here, rows_here]
+            cc += [xs * m + y, np.full(len(xs), binaries[j])]
+            vv += [np.ones(len(xs)), np.ones(len(xs))]
+            row += len(xs)
+            B.append(np.ones(len(xs)))
+        if rr:
+            R.append(np.concatenate(rr)), C.append(np.concatenate(cc)), V.append(np.concatenate(vv))
     n = aux
     A_ub = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))), shape=(row, n))
     b_ub = np.concatenate(B) if B else np.zeros(0)
@@ -132,12 +176,11 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     c[:n_q] = cost.ravel()
     bounds = np.zeros((n, 2))
     bounds[:, 1] = np.inf
-    for y, owner in invertible.items():
-        for x in range(k):
-            if x != owner:
-                bounds[x * m + y, 1] = 0.0
-    stats.update(rows=row, variables=n)
-    return c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats
+    bounds[binaries, 1] = 1.0
+    integrality = np.zeros(n, dtype=int)
+    integrality[binaries] = 1
+    stats.update(rows=row, variables=n, binaries=int(len(binaries)))
+    return c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats, integrality
 
 
 def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int] | None = None,
@@ -164,7 +207,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         tb = time.perf_counter()
         sub = [_Restricted(n, comp, k) for n in notions] if len(comps) > 1 else notions
         kc = len(comp)
-        c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st = build_lp(sub, kc, m, cost[comp], invertible, reduce=reduce)
+        c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost[comp], invertible,
+                                                                           reduce=reduce)
         for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
             stats[key] += st[key]
         stats["build_s"] += time.perf_counter() - tb
@@ -173,7 +217,12 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
             name = "highs-ipm" if st["variables"] > 1000 else "highs"
         adapter = get_backend(name)
         tl = time.perf_counter()
-        sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
+        if integrality.any():
+            stats["binaries"] = st["binaries"]
+            adapter = get_backend("highs")
+            sol = adapter.solve_milp(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality)
+        else:
+            sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
         stats["lp_s"] += time.perf_counter() - tl
         stats["backend"] = adapter.name
         if sol.status != "optimal":
@@ -208,7 +257,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
     t_sym = time.perf_counter() - tb
     if len(perms) <= 1:
         return None
-    c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st = build_lp(notions, k, k, cost, {})
+    c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, _ = build_lp(notions, k, k, cost, {})
     c_r, A_r, b_r, E_r, be_r, S = orbit_reduce(A_ub, b_ub, A_eq, b_eq, c, k, perms)
     stats = {"components": 1, "rows": A_r.shape[0], "variables": A_r.shape[1], "rows_full": st["rows"],
              "variables_full": st["variables"], "symmetries": len(perms), "pairs_before": sysm.n_pairs_before,

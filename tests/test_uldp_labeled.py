@@ -1,0 +1,72 @@
+"""Labeled ULDP: each output named like a non-sensitive input may be invertible or
+protected; the MILP must find the best role assignment (checked by brute force)."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+import mechopt
+
+
+def brute_force(k, outputs_idx, sens, eps, cost):
+    """min over every role assignment of the LP with those roles fixed (all pairs written out)."""
+    m = len(outputs_idx)
+    cand = [j for j, x in enumerate(outputs_idx) if x not in sens]
+    best = math.inf
+    e = math.exp(eps)
+    for roles in itertools.product((0, 1), repeat=len(cand)):
+        inv = {cand[i] for i, r in enumerate(roles) if r}
+        A, b = [], []
+        bounds = [(0, None)] * (k * m)
+        for y in range(m):
+            if y in inv:
+                for x in range(k):
+                    if x != outputs_idx[y]:
+                        bounds[x * m + y] = (0, 0)
+            else:
+                for x in range(k):
+                    for xp in range(k):
+                        if x != xp:
+                            row = np.zeros(k * m)
+                            row[x * m + y] = 1
+                            row[xp * m + y] = -e
+                            A.append(row)
+                            b.append(0.0)
+        A_eq = np.kron(np.eye(k), np.ones((1, m)))
+        res = linprog(cost.ravel(), A_ub=np.array(A) if A else None, b_ub=np.array(b) if b else None,
+                      A_eq=A_eq, b_eq=np.ones(k), bounds=bounds, method="highs")
+        if res.status == 0:
+            best = min(best, res.fun)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_milp_matches_brute_force_over_roles(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 5))
+    inputs = [f"x{j}" for j in range(k)]
+    sens = sorted(set(rng.choice(k, size=int(rng.integers(1, k)), replace=False).tolist()))
+    out_idx = rng.permutation(k)[: int(rng.integers(1, k + 1))].tolist()
+    eps = float(rng.uniform(0.2, 2.5))
+    prior = rng.dirichlet(np.ones(k))
+    L = rng.random((k, len(out_idx)))
+    problem = {"inputs": inputs, "outputs": [inputs[j] for j in out_idx],
+               "privacy": [{"notion": "uldp", "epsilon": eps, "sensitive": [inputs[s] for s in sens]}],
+               "objective": {"kind": "expected_loss", "loss": L.tolist(), "prior": prior.tolist()}}
+    r = mechopt.solve(problem, quiet=True)
+    expected = brute_force(k, out_idx, set(sens), eps, prior[:, None] * L)
+    assert r.status == "optimal" and r.certificate.verified
+    assert r.bound == pytest.approx(expected, rel=1e-7, abs=1e-9)
+
+
+def test_single_non_sensitive_output_is_a_constant_protected_column():
+    """Outputs [x2] only: the column must be protected (constant), not invertible."""
+    problem = {"inputs": ["x0", "x1", "x2", "x3"], "outputs": ["x2"],
+               "privacy": [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["x3"]}],
+               "objective": {"kind": "expected_loss", "loss": [[1.0], [2.0], [3.0], [4.0]]}}
+    r = mechopt.solve(problem, quiet=True)
+    assert r.status == "optimal"
+    assert np.allclose(r.mechanism.matrix, 1.0)
