@@ -825,9 +825,9 @@ class ULDP(Notion):
 
     Each output column is either *protected* (ε-LDP over all inputs) or *invertible*
     (exactly one non-zero entry, at a non-sensitive input). The union of the two is
-    not convex, so the labeled LP fixes the roles by the output labels (an output
-    named like a non-sensitive input is invertible), and the ray LP uses the rays of
-    both kinds.
+    not convex: with labeled outputs, an output named like a non-sensitive input may
+    be either, and the solver chooses each such role with a binary variable (a MILP);
+    with free outputs the ray LP uses the rays of both kinds.
 
     Examples
     --------

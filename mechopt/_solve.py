@@ -126,6 +126,11 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
                      f"{rep.certificate.detail}", timings, stats)
     Qr = rep.Q
     after = evaluate(obj, Qr)
+    if not math.isfinite(after):
+        # e.g. estimation_variance when the notions force two inputs to have equal rows
+        # (E[x][x'] = 0 one way): no channel identifies the distribution
+        return _fail("error", f"the solver's channel has {obj.kind} = {after!r}: no channel makes this objective "
+                     "finite under these notions (are two inputs forced to be indistinguishable?)", timings, stats)
     stats = dict(stats, repair={"t": rep.t, "objective_before": before, "objective_after": after,
                                 "cost": abs(after - before), "attempts": rep.attempts})
     gap = abs(after - bound) if bound is not None and math.isfinite(bound) else None
@@ -171,7 +176,14 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
                      else f"LP solver failed ({sol.status}): {sol.message}", timings, sol.stats)
     mix = None
     if invertible:
-        mix = np.array([y not in invertible for y in range(m)])
+        # the MILP chose each candidate's role: mix only into the protected columns
+        from .solvers._repair import clean
+
+        sens = set().union(*[set(u.sensitive) for u in uldp])
+        Qc = clean(sol.Q, 1e-12)
+        mix = np.array([not (np.count_nonzero(Qc[:, y]) == 1 and int(np.flatnonzero(Qc[:, y])[0]) not in sens)
+                        for y in range(m)])
+        sol.Q = Qc
     return _finish(problem, sol.Q, tuple(problem.outputs), sol.objective, timings, sol.stats, mix_columns=mix)
 
 
@@ -239,17 +251,20 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
                               "use method='colgen' (mmse on LIP/LDP) or fewer inputs")
         V, inv = enumerate_rays(list(problem.notions), k)
         timings["rays"] = time.perf_counter() - t
+        # every notion's cone contains the constant column, so with free outputs the
+        # constant channel is always feasible: an empty or infeasible ray set means
+        # rays were lost (floating-point double description), not an infeasible problem
+        lost = ("the extreme rays found cannot make rows sum to 1, yet the constant channel satisfies every "
+                "notion: rays were lost in the floating-point double description (please report the problem)")
         if V.shape[1] == 0:
-            return _fail("infeasible", "the privacy cone has no non-zero column: no channel satisfies the notions",
-                         timings)
+            return _fail("error", lost, timings)
         mu = column_utility(obj, V)
         t = time.perf_counter()
         sol = solve_ray_lp(V, mu, backend=lp_backend)
         timings["solve"] = time.perf_counter() - t
         if sol.status != "optimal":
-            msg = ("no channel satisfies the notions (the rays cannot make rows sum to 1)"
-                   if sol.status == "infeasible" else f"ray LP failed: {sol.message}")
-            return _fail(sol.status, msg, timings)
+            msg = lost if sol.status == "infeasible" else f"ray LP failed: {sol.message}"
+            return _fail("error", msg, timings)
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
         upper = sol.value
