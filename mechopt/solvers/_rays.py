@@ -81,19 +81,62 @@ def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
 
 
 def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
-    """Extreme rays of ``{q >= 0 : A q <= 0}`` by double description (pycddlib)."""
+    """Extreme rays of ``{q >= 0 : A q <= 0}`` by double description (pycddlib).
+
+    pycddlib runs in floating point here (with an internal zero tolerance near 1e-7),
+    and what it returns depends on how the rows are scaled and ordered. Found by
+    ``benchmarks/fuzz.py``: on a BP-LIP box x metric cone it kept 28 of 88 rays and the
+    ray LP answered "infeasible"; on a BP-LIP box at eps = 4.65 it stopped with
+    "numerical inconsistency"; on a 6-input metric cone at eps = 4.87 it returns 10 to
+    48 rays depending on the row order. So cdd runs on the rows as given and scaled to
+    max / min |entry| = 1, with its default (lexicographic) and max-index row orders,
+    and the union of the returned vectors that satisfy every row (relative error
+    <= 1e-9) is kept. Every returned vector lies in the cone and extra non-extreme ones
+    do not change the ray LP's optimum, but completeness is not proven: exact
+    arithmetic (pycddlib built with GMP) would be. If every run fails, SolverError.
+    """
     import cdd
 
-    rows = [[0.0] + list(-row) for row in A] + [[0.0] + list(e) for e in np.eye(k)]
-    mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
-    poly = cdd.polyhedron_from_matrix(mat)
-    gen = np.array(cdd.copy_generators(poly).array, dtype=float)
-    if gen.size == 0:
+    A = np.asarray(A, dtype=float)
+    if len(A):
+        A = A[np.abs(A).max(axis=1) > 0]  # an all-zero row (LIP at eps = 0, P = e_x) says nothing
+    variants = [A]
+    if len(A):
+        absA = np.abs(A)
+        small = np.where(absA > 0, absA, np.inf).min(axis=1, keepdims=True)
+        variants += [A / absA.max(axis=1, keepdims=True), A / small]
+    runs = [(M, order) for M in variants for order in (None, cdd.RowOrderType.MAX_INDEX)][:5]
+    found, errors = [], []
+    for M, order in runs:
+        rows = [[0.0] + list(-row) for row in M] + [[0.0] + list(e) for e in np.eye(k)]
+        try:
+            mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
+            gen = np.array(cdd.copy_generators(cdd.polyhedron_from_matrix(mat, row_order=order)).array, dtype=float)
+        except RuntimeError as err:  # cdd's "numerical inconsistency"
+            errors.append(str(err).strip())
+            continue
+        if gen.size == 0:
+            continue
+        rays = gen[gen[:, 0] == 0, 1:]
+        rays = rays[rays.max(axis=1) > 0] if len(rays) else rays
+        if not len(rays):
+            continue
+        rays = rays / rays.max(axis=1, keepdims=True)
+        rays = np.where(rays < 0, np.where(rays > -1e-13, 0.0, rays), rays)
+        ok = rays.min(axis=1) >= 0
+        if len(A):
+            lhs = rays @ A.T
+            size = rays @ np.abs(A).T
+            ok &= np.all(lhs <= 1e-9 * size, axis=1)
+        found.append(rays[ok])
+    found = [f for f in found if len(f)]
+    if not found:
+        if errors:
+            raise SolverError(f"double description failed: {errors[0]}")
         return np.zeros((k, 0))
-    rays = gen[gen[:, 0] == 0, 1:]
-    rays = rays[np.linalg.norm(rays, axis=1) > 1e-12]
-    rays = np.where(np.abs(rays) < 1e-13, 0.0, rays)
-    return rays.T / rays.max(axis=1)[None, :]
+    rays = np.vstack(found)
+    _, first = np.unique(np.round(rays, 12), axis=0, return_index=True)
+    return rays[np.sort(first)].T
 
 
 def _explicit_rows(notions: list[Notion], k: int) -> np.ndarray:
