@@ -45,7 +45,9 @@ class HighsAdapter:
     def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None) -> LPSolution:
         from scipy.optimize import linprog
 
-        options = {"presolve": True}
+        # HiGHS accepts violations up to 1e-7 by default: far above a small budget's
+        # slack (e^1e-9 - 1), which mixing then cannot repair. Ask for 1e-10.
+        options = {"presolve": True, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
         if time_limit:
             options["time_limit"] = float(time_limit)
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=self.method,

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from .._notions import ULDP, ColumnConstraints, Notion, _eldp_rows, _group_matrix
 from ._backends import get_backend
+from ._repair import tied_rows
 from ._structure import column_system, components
 
 
@@ -209,6 +210,12 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         kc = len(comp)
         c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost[comp], invertible,
                                                                            reduce=reduce)
+        ties = tied_rows(sub, kc) if not integrality.any() else []
+        tie_map = None
+        if ties:
+            # rows forced equal (zero budgets): one shared row of variables per group
+            c, A_ub, b_ub, A_eq, b_eq, bounds, tie_map = _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, kc, m, ties)
+            stats["tied_rows"] = stats.get("tied_rows", 0) + sum(len(g) - 1 for g in ties)
         for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
             stats[key] += st[key]
         stats["build_s"] += time.perf_counter() - tb
@@ -227,7 +234,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         stats["backend"] = adapter.name
         if sol.status != "optimal":
             return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
-        Q[comp] = sol.x[:n_q].reshape(kc, m)
+        x = sol.x if tie_map is None else tie_map @ sol.x
+        Q[comp] = x[:n_q].reshape(kc, m)
         total += sol.objective
     stats["total_s"] = time.perf_counter() - t0
     return LabeledSolution("optimal", Q, total, "", stats)
@@ -273,6 +281,32 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
         return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
     Q = (S @ sol.x).reshape(k, k)
     return LabeledSolution("optimal", Q, float(sol.objective), "", stats)
+
+
+def _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, k, m, ties):
+    """Substitute one shared row of variables for each group of tied inputs."""
+    from ._symmetry import _dedup
+
+    n = len(c)
+    rep = np.arange(k)
+    for g in ties:
+        rep[g] = g.min()
+    target = np.arange(n)
+    xs = np.arange(k * m) // m
+    ys = np.arange(k * m) % m
+    target[: k * m] = rep[xs] * m + ys
+    uniq, new = np.unique(target, return_inverse=True)
+    S = sp.csr_matrix((np.ones(n), (np.arange(n), new)), shape=(n, len(uniq)))
+    A_r, b_r = _dedup((A_ub @ S).tocsr(), b_ub)
+    # a tied group's row sums are one equation; keep one
+    E_r, be_r = _dedup((A_eq @ S).tocsr(), b_eq)
+    c_r = S.T @ c
+    bnd = np.asarray(bounds, dtype=float)
+    lo = np.full(len(uniq), -np.inf)
+    hi = np.full(len(uniq), np.inf)
+    np.maximum.at(lo, new, bnd[:, 0])
+    np.minimum.at(hi, new, bnd[:, 1])
+    return c_r, A_r, b_r, E_r, be_r, np.column_stack([lo, hi]), S
 
 
 class _Restricted(Notion):

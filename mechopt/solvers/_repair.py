@@ -35,16 +35,76 @@ def clean(Q: np.ndarray, zero_tol: float = 1e-15) -> np.ndarray:
     return Q / s
 
 
+#: pairwise budgets below this tie the two rows (see :func:`tied_rows`)
+TIE_BELOW = 1e-12
+
+
+def tied_rows(notions, k: int) -> list[np.ndarray]:
+    """Groups of inputs whose rows every feasible channel has identical.
+
+    A zero budget ``q[x] <= e^0 q[x']`` on every column, with both rows summing to 1,
+    forces ``Q[x] = Q[x']``. Zero entries of an E-LDP-type matrix, and ε = 0 for
+    LDP, block, high-low and LIP-type notions, tie rows this way. Mixing cannot repair
+    a tie that a solver left 1e-12 apart, but averaging the tied rows makes them equal
+    as floats, which every later step (mixing without renormalising) keeps.
+    """
+    parent = list(range(k))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    def union(a: int, b: int) -> None:
+        parent[find(a)] = find(b)
+
+    for n in notions:
+        name = getattr(n, "name", "")
+        eps = getattr(n, "epsilon", None)
+        if name in ("lip", "bp_lip") and eps is not None and eps < TIE_BELOW and getattr(n, "delta", 0) == 0:
+            for x in range(1, k):
+                union(0, x)
+            continue
+        if name == "uldp":
+            continue
+        try:
+            E = n.eldp_matrix(k)
+        except (AttributeError, TypeError, ValueError):
+            E = None
+        if E is None:
+            continue
+        # budgets below TIE_BELOW are under float resolution: e^1e-15 - 1 is a few ulps,
+        # so no float matrix can be repaired onto them; such rows are tied (a restriction
+        # that costs at most about that budget in utility)
+        xs, xps = np.nonzero((E < TIE_BELOW) & ~np.eye(k, dtype=bool))
+        for a, b in zip(xs.tolist(), xps.tolist()):
+            union(a, b)
+    groups: dict[int, list[int]] = {}
+    for x in range(k):
+        groups.setdefault(find(x), []).append(x)
+    return [np.array(g) for g in groups.values() if len(g) > 1]
+
+
+def tie(Q: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """Replace the rows of each tied group by their average (rows still sum to 1)."""
+    Q = Q.copy()
+    for g in groups:
+        Q[g] = Q[g].mean(axis=0)
+    return Q
+
+
 def repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_max: float = 1e-2) -> Repair:
-    """Repair by mixing; if that fails, snap solver noise to zero first and retry.
+    """Repair by tying forced-equal rows and mixing; if that fails, snap noise to zero first.
 
     Mixing cannot repair a budget of 0 (``q[x] <= q[x']`` with ``q[x'] = 0`` and
     ``q[x] = 1e-12`` stays violated), so entries below 1e-12, then 1e-10, then 1e-9
     are set to zero before trying again.
     """
     best = None
+    groups = tied_rows(notions, np.asarray(Q).shape[0])
     for tol in (1e-15, 1e-12, 1e-10, 1e-9):
-        rep = _repair(clean(Q, tol), notions, mix_columns=mix_columns, t_max=t_max)
+        rep = _repair(tie(clean(Q, tol), groups), notions, mix_columns=mix_columns, t_max=t_max)
         if rep.certificate.verified:
             return rep
         best = best or rep
@@ -75,8 +135,9 @@ def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_
     def mixed(t: float) -> np.ndarray:
         if t == 0:
             return Q
-        M = (1 - t) * Q + t * u[None, :]
-        return M / M.sum(axis=1, keepdims=True)
+        # no renormalisation: rows keep summing to 1 within 1e-15, and tied rows stay
+        # bit-for-bit equal (the same float operations on the same numbers)
+        return (1 - t) * Q + t * u[None, :]
 
     attempts = 1
     cert = verify(Q, notions)
