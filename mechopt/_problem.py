@@ -202,6 +202,11 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
         loss_name = spec.get("loss", "hamming")
     elif "loss" in spec:
         raise InputError("objective.loss", f"is only used by expected_loss and bayes_risk, not {kind!r}")
+    if kind == "estimation_variance" and np.any(prior <= 0):
+        bad = int(np.flatnonzero(prior <= 0)[0])
+        raise InputError(f"objective.{key if key in spec else 'prior'}[{bad}]",
+                         "estimation_variance needs p0 > 0 everywhere (the risk is taken at an interior "
+                         f"distribution), got {float(prior[bad])!r}")
     if kind == "mmse":
         if values is None:
             raise InputError("objective.values", "mmse needs 'values': f(x) for every input")

@@ -308,6 +308,11 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
         raise InputError("method", f"unknown design method {method!r}; expected 'cvxpy' or 'frank-wolfe'")
     timings["solve"] = time.perf_counter() - t
     if sol.status not in ("optimal", "feasible"):
+        G = V[:-1, :] - V[-1:, :]
+        if np.linalg.matrix_rank(G) < k - 1:
+            return _fail("error", "no channel allowed by these notions identifies the input distribution "
+                         "(e.g. epsilon = 0, or a zero budget between two inputs): estimation_variance is "
+                         "infinite", timings)
         return _fail("error", f"design failed: {sol.message}", timings)
     w = sol.weights
     keep = w > 1e-9 * w.max()

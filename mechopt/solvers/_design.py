@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,7 +75,10 @@ def design_cvxpy(V: np.ndarray, p0: np.ndarray, *, solver: str | None = None) ->
     last = ""
     for s in solvers:
         try:
-            prob.solve(solver=s)
+            with warnings.catch_warnings():
+                # "solution may be inaccurate": the status says so and is handled below
+                warnings.simplefilter("ignore", UserWarning)
+                prob.solve(solver=s)
         except (cp.error.SolverError, Exception) as err:  # noqa: BLE001 - try the next solver
             last = f"{s}: {err}"
             continue
