@@ -86,6 +86,23 @@ def _prior(values: Any, k: int | None, where: str) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
+def _exact_sum_check(P: np.ndarray, eps: float, where: str) -> None:
+    """With a budget below float resolution, LIP needs a prior summing to exactly 1.
+
+    The constant channel meets ε-LIP iff ``e^-ε <= sum P <= e^ε`` for the prior as
+    written (exact decimals); at ε = 0 a prior like ``[1/3, 1/3, 1/3]`` in floats sums
+    to 0.9999999999999999 and no channel at all satisfies it.
+    """
+    if eps >= 1e-12:
+        return
+    from fractions import Fraction
+
+    total = sum((Fraction(repr(float(v))) for v in P), Fraction(0))
+    if total != 1:
+        raise InputError(where, f"sums to {float(total)!r} as written; with epsilon < 1e-12 LIP is satisfiable "
+                         "only if the prior's decimals sum to exactly 1")
+
+
 @dataclass(frozen=True)
 class ColumnConstraints:
     """Linear conditions on one column ``q`` (length k) of a channel.
@@ -650,6 +667,7 @@ class LIP(Notion):
         if self.prior is None:
             raise InputError("prior", "LIP needs a prior (a list of probabilities, one per input)")
         p = _prior(self.prior, None, "prior")
+        _exact_sum_check(p, self.epsilon, "prior")
         p.setflags(write=False)
         object.__setattr__(self, "prior", p)
         d = _eps(self.delta, "delta")
@@ -757,6 +775,8 @@ class BPLIP(Notion):
             if len({len(p) for p in ps}) != 1:
                 raise InputError("priors", "all priors must have the same length")
             P = np.array(ps)
+            for i, p in enumerate(ps):
+                _exact_sum_check(p, self.epsilon, f"priors[{i}]")
         else:
             if self.lower is None or self.upper is None:
                 raise InputError("priors", "BP-LIP needs 'priors' or both 'lower' and 'upper'")

@@ -286,8 +286,16 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
 
 
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
+    from .solvers._repair import tied_rows
+
     obj = problem.objective
     k = problem.k
+    ties = tied_rows(list(problem.notions), k)
+    if ties:
+        names = [problem.inputs[int(x)] for x in ties[0]]
+        return _fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
+                     "them), so no channel identifies the input distribution: estimation_variance is infinite",
+                     timings)
     t = time.perf_counter()
     V, inv = enumerate_rays(list(problem.notions), k)
     timings["rays"] = time.perf_counter() - t
