@@ -137,10 +137,12 @@ def test_malformed_problem_named_by_index(problems):
         solve_many([problems[0], problems[1], bad], executor="serial")
 
 
-def test_input_error_inside_a_worker_is_named_by_index(problems):
-    # column generation only applies to mmse: problems[1] is histogram_mse
-    with pytest.raises(InputError, match=r"problems\[1\]\.method: column generation"):
-        solve_many(problems[:2], executor="serial", method="colgen")
+def test_input_error_inside_a_worker_is_named_by_index():
+    # solve() itself refuses column generation for a Bayes risk; the MMSE problem is fine
+    mmse = lip_problem([0.1, 0.2, 0.3, 0.4], kind="mmse")
+    bayes = dict(lip_problem([0.1, 0.2, 0.3, 0.4]), objective={"kind": "bayes_risk"})
+    with pytest.raises(InputError, match=r"problems\[1\]\.method: column generation is available"):
+        solve_many([mmse, bayes], executor="serial", method="colgen")
 
 
 def test_unknown_executor():

@@ -136,6 +136,8 @@ def test_bp_lip_with_several_priors_is_the_max(data):
     assert max(each) == pytest.approx(max(lip_budget(Q, P) for P in ps), rel=1e-12, abs=1e-15)
     # the exact verdicts: BP-LIP holds iff every LIP holds, on both sides of the budget
     for eps in (max(each) * (1 + 1e-6) + 1e-9, max(each) * (1 - 1e-6), min(each) * (1 + 1e-6) + 1e-9):
+        if eps < 1e-12:
+            continue  # sub-resolution budgets need exactly-summing priors (tests/test_bad_input.py)
         bp = verify(Q, [BPLIP(eps, priors=[P.tolist() for P in ps])]).verified
         assert bp == all(verify(Q, [LIP(eps, prior=P)]).verified for P in ps)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._errors import SolverError
 from .._objectives import column_utility
 from .._problem import Objective
 from ._backends import get_backend
