@@ -117,6 +117,9 @@ class ColumnConstraints:
     b: np.ndarray
     groups: tuple[tuple[np.ndarray, np.ndarray, float], ...] = ()
     eldp: np.ndarray | None = None  # k x k matrix of pairwise budgets (inf = none)
+    # optional sparse factorisation of dense rows: A == A_q + A_s @ W, with the
+    # linear forms s = W q (one per prior for LIP) as auxiliary LP variables
+    factored: tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray] | None = None
 
     @property
     def homogeneous(self) -> bool:
@@ -711,7 +714,13 @@ def _lip_constraints(k: int, priors: np.ndarray, eps: float, delta: float) -> Co
         blocks.append(P[None, :] - e * eye)
     A = sp.csr_matrix(np.vstack(blocks))
     b = np.concatenate([np.full(k, e * delta), np.full(k, delta)] * len(priors))
-    return ColumnConstraints(k, A, b)
+    # the same rows with s_j = P_j·q: 2 non-zeros each instead of k + 1
+    n = len(priors)
+    eye = sp.identity(k, format="csr")
+    A_q = sp.vstack([sp.vstack([eye, -e * eye]) for _ in range(n)]).tocsr()
+    A_s = sp.csr_matrix((np.tile(np.concatenate([np.full(k, -e), np.ones(k)]), n),
+                         (np.arange(2 * k * n), np.repeat(np.arange(n), 2 * k))), shape=(2 * k * n, n))
+    return ColumnConstraints(k, A, b, factored=(A_q, A_s, np.asarray(priors, dtype=float)))
 
 
 def box_prior_vertices(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:

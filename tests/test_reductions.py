@@ -100,3 +100,24 @@ def test_reduced_and_plain_lp_agree_on_random_E(E, seed):
     assert a.bound == pytest.approx(b.bound, rel=1e-7, abs=1e-9)
     # exact, not float: with budgets like 1e-10 a float log-ratio / E is noise
     assert mechopt.verify(a.mechanism.matrix, [ELDP(E)]).verified
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 7), st.integers(1, 3), st.floats(0.05, 3.0), st.sampled_from([0.0, 0.0, 0.05]),
+       st.integers(0, 2**31 - 1))
+def test_factored_lip_rows_agree_with_dense_rows(k, n_priors, eps, delta, seed):
+    """LIP's rows through s = P·q (2 non-zeros each) give the dense LP's optimum."""
+    rng = np.random.default_rng(seed)
+    priors = [rng.dirichlet(np.ones(k)).tolist() for _ in range(n_priors)]
+    if n_priors == 1:
+        notion = {"notion": "lip", "epsilon": eps, "prior": priors[0], "delta": delta}
+    else:
+        notion = {"notion": "bp_lip", "epsilon": eps, "priors": priors}
+    loss = rng.uniform(0, 1, (k, k))
+    prob = {"k": k, "outputs": "inputs", "privacy": [notion],
+            "objective": {"kind": "expected_loss", "loss": loss.tolist(), "prior": priors[0]}}
+    a = mechopt.solve(prob, quiet=True)
+    b = mechopt.solve(prob, reduce=False, quiet=True)
+    assert a.status == b.status == "optimal"
+    assert a.bound == pytest.approx(b.bound, rel=1e-7, abs=1e-9)
+    assert a.certificate.verified

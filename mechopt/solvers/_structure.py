@@ -38,6 +38,8 @@ class ColumnSystem:
     E: np.ndarray  # combined pairwise budgets (inf = none), diagonal 0
     n_pairs_before: int
     n_pairs_after: int
+    # the last rows of A, factored as A_q q + A_s s <= b with s = W q (see ColumnConstraints)
+    factored: tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray] | None = None
 
 
 def _closure(E: np.ndarray) -> np.ndarray:
@@ -86,6 +88,7 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
     np.fill_diagonal(E_pairs, 0.0)
     rows_A = []
     rows_b = []
+    fq, fs, fw, fb = [], [], [], []
     for n in notions:
         if isinstance(n, ULDP) and not include_uldp:
             continue
@@ -96,6 +99,11 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
         elif cc.eldp is not None:
             # E-LDP given pairwise (eldp, metric): the pruning below keeps what is needed
             E_pairs = np.minimum(E_pairs, cc.eldp)
+        elif cc.factored is not None:
+            fq.append(cc.factored[0])
+            fs.append(cc.factored[1])
+            fw.append(cc.factored[2])
+            fb.append(cc.b)
         else:
             rows_A.append(cc.A)
             rows_b.append(cc.b)
@@ -114,10 +122,18 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
         vv = np.column_stack([np.ones(n), -np.exp(E_kept[xs, xps])]).ravel()
         rows_A.insert(0, sp.csr_matrix((vv, (rr, cc_)), shape=(n, k)))
         rows_b.insert(0, np.zeros(n))
+    factored = None
+    if fq:
+        A_q = sp.vstack(fq).tocsr()
+        A_s = sp.block_diag(fs, format="csr")
+        W = np.vstack(fw)
+        factored = (A_q, A_s, W)
+        rows_A.append((A_q + A_s @ sp.csr_matrix(W)).tocsr())
+        rows_b.extend(fb)
     A = sp.vstack(rows_A).tocsr() if rows_A else sp.csr_matrix((0, k))
     b = np.concatenate(rows_b) if rows_b else np.zeros(0)
     E = np.minimum(E_pairs, E_groups)
-    return ColumnSystem(k, A, b, tuple(groups), E, before, after)
+    return ColumnSystem(k, A, b, tuple(groups), E, before, after, factored)
 
 
 def components(notions: list[Notion], k: int) -> list[np.ndarray]:
