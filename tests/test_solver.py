@@ -26,6 +26,7 @@ import math
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,6 +35,8 @@ from scipy.optimize import minimize
 import mechopt
 from mechopt import Mechanism, estimation_risk, solve
 from mechopt.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parents[1]
 
 # -----------------------------------------------------------------------------
 # privacy, written independently as linear inequalities on vec(Q)
@@ -886,3 +889,11 @@ def test_numerical_failure_is_an_error_status(monkeypatch):
     r = solve({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "histogram_mse"}}, quiet=True)
     assert r.status == "error" and "singular" in r.message
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in (REPO / "problems").glob("*.yaml")), ids=lambda p: Path(p).stem)
+def test_every_bundled_problem_solves_and_verifies(tmp_path, capsys, path):
+    mpath = tmp_path / "mech.json"
+    assert cli_main(["solve", path, "-o", str(mpath), "--quiet"]) == 0, capsys.readouterr().err
+    assert cli_main(["verify", str(mpath), "--problem", path]) == 0
+    assert "verified exactly" in capsys.readouterr().out
