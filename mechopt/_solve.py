@@ -12,9 +12,10 @@ import numpy as np
 from ._errors import InputError, MechoptError, SolverError
 from ._mechanism import Mechanism
 from ._notions import LDP, LIP, ULDP
-from ._objectives import column_utility, evaluate, offset_sign
+from ._objectives import column_utility, estimation_risk, evaluate, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
+from .solvers._backends import get_backend
 from .solvers._design import design_cvxpy, design_frank_wolfe
 from .solvers._labeled import solve_labeled
 from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
@@ -288,6 +289,46 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
 
 
+def _polish_design(V: np.ndarray, p0: np.ndarray, w: np.ndarray, value: float) -> tuple[np.ndarray, bool]:
+    """A design with the same information matrix on few rays (a vertex of an LP).
+
+    The risk depends on the weights only through ``J(w)`` (linear in ``w``), so every
+    ``w' >= 0`` with ``J(w') = J(w)`` and ``V w' = 1`` is equally good. An interior-point
+    solution sits in the middle of that face — at LDP k = 13 with a uniform ``p0`` it
+    spreads weight over 5 720 rays, one output column each — while a vertex of
+    ``{w' >= 0 : J(w') = J(w), V w' = V w}`` (dual simplex) uses at most
+    ``k(k-1)/2 + k`` (Carathéodory). It is kept only if its risk, recomputed, is
+    within 1e-9 (relative) of the original's.
+    """
+    k, R = V.shape
+    n_max = k * (k - 1) // 2 + k
+    support = w > 1e-12 * w.max()
+    if support.sum() <= n_max:
+        return w, False
+    Vs = V[:, support]
+    G = Vs[:-1, :] - Vs[-1:, :]
+    den = p0 @ Vs
+    iu, ju = np.triu_indices(k - 1)
+    A = (G[iu, :] * G[ju, :]) / den[None, :]
+    scale = np.abs(A).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    A = A / scale
+    A_eq = np.vstack([A, Vs])
+    # the same J and the same row sums as w (feasible by construction; the rows are
+    # renormalised below exactly as w's would be)
+    b_eq = np.concatenate([A @ w[support], Vs @ w[support]])
+    sol = get_backend("highs-ds").solve(np.zeros(Vs.shape[1]), A_eq=A_eq, b_eq=b_eq)
+    if sol.status != "optimal" or sol.x is None:
+        return w, False
+    out = np.zeros_like(w)
+    out[support] = np.clip(sol.x, 0, None)
+    before = estimation_risk(V[:, w > 0] * w[w > 0], p0)
+    after = estimation_risk(V[:, out > 0] * out[out > 0], p0)
+    if not (after <= before * (1 + 1e-9)):
+        return w, False
+    return out, True
+
+
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
     from .solvers._repair import tied_rows
 
@@ -329,13 +370,18 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
                          "infinite", timings)
         return _fail("error", f"design failed: {sol.message}", timings)
     w = sol.weights
+    if sol.status == "optimal":
+        w, polished = _polish_design(V, obj.prior, w, sol.value)
+        stats_polish = {"support": int(np.sum(w > 1e-9 * w.max())), "polished": polished}
+    else:
+        stats_polish = {}
     keep = w > 1e-9 * w.max()
     Q = V[:, keep] * w[keep]
     # rows must sum to 1: dropping tiny weights moves them by <= 1e-9; renormalise
     Q = Q / Q.sum(axis=1, keepdims=True)
     inv_cols = inv[keep]
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
-    stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"}}
+    stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"}, **stats_polish}
     bound = lower if lower is not None else sol.value
     mix = ~inv_cols if inv_cols.any() else None
     return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix,

@@ -611,6 +611,24 @@ def test_ldp_k10_design_beats_k_rr():
     assert privacy_violation(r.mechanism.matrix, [{"notion": "ldp", "epsilon": eps}]) <= 1e-12
     assert _risk(r.mechanism.matrix, p0) == pytest.approx(r.objective, rel=1e-9)
     assert r.objective <= 127.5
+    # Carathéodory: an optimal design needs at most k(k-1)/2 + k outputs, and the
+    # exported one has no more (the interior-point weights spread over ~630 rays)
+    assert r.mechanism.matrix.shape[1] <= k * (k - 1) // 2 + k
+
+
+def test_sparse_design_keeps_the_information_matrix():
+    k, eps = 8, 0.7
+    p0 = np.random.default_rng(3).dirichlet(np.ones(k))
+    privacy = [{"notion": "ldp", "epsilon": eps}]
+    problem = {"k": k, "outputs": "free", "privacy": privacy,
+               "objective": {"kind": "estimation_variance", "p0": p0.tolist()}}
+    fw = solve(problem, method="frank-wolfe", quiet=True)
+    cv = solve(problem, method="cvxpy", quiet=True)
+    assert cv.ok and fw.ok
+    assert cv.mechanism.matrix.shape[1] <= k * (k - 1) // 2 + k
+    assert _risk(cv.mechanism.matrix, p0) == pytest.approx(cv.objective, rel=1e-9)
+    # Frank-Wolfe's certified lower bound: the sparse design loses nothing beyond it
+    assert fw.bound <= cv.objective <= fw.objective * (1 + 1e-6)
 
 
 def utility_optimized_rr(k, n_sensitive, eps):
@@ -642,6 +660,7 @@ def test_uldp_k10_design_beats_urr():
     assert privacy_violation(r.mechanism.matrix, privacy) <= 1e-12
     assert _risk(r.mechanism.matrix, p0) == pytest.approx(r.objective, rel=1e-9)
     assert r.objective <= 64.0
+    assert r.mechanism.matrix.shape[1] <= k * (k - 1) // 2 + k
 
 
 # -----------------------------------------------------------------------------
