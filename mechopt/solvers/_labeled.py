@@ -174,6 +174,7 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         row += nrows
         aux += naux
     binaries = np.zeros(0, dtype=int)
+    extra_cost = None
     if uldp and len(cand):
         groups = [g for u in uldp for g in u.groups(k)]
         stats["groups"] += len(groups)
@@ -183,6 +184,41 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         B.append(np.zeros(nrows))
         row += nrows
         aux += naux
+    if uldp and len(cand) and not others:
+        # candidate columns, split: Q[:, y] = p_y + a_y e_owner with p_y protected (the
+        # group, unrelaxed) and a_y the invertible mass; r_y = 1 empties p_y, r_y = 0
+        # empties a_y. The variables Q[x, y] of a candidate column hold p_y; a_y is added
+        # back by solve_labeled. Its LP relaxation is much tighter than relaxing the
+        # ratio rows by r_y (below), so branch and bound needs far fewer nodes.
+        n_bin = len(cand)
+        (r, c, v), nrows, naux = _group_block(groups, cand, m, k, row, aux)
+        R.append(r), C.append(c), V.append(v)
+        B.append(np.zeros(nrows))
+        row += nrows
+        aux += naux
+        a_vars = aux + np.arange(n_bin)
+        binaries = aux + n_bin + np.arange(n_bin)
+        aux += 2 * n_bin
+        owners = np.array([invertible[int(y)] for y in cand], dtype=int)
+        # p[x, y] + r_y <= 1 for every x;  a_y - r_y <= 0
+        rr = row + np.arange(k * n_bin)
+        xs = np.tile(np.arange(k), n_bin)
+        js = np.repeat(np.arange(n_bin), k)
+        R += [rr, rr]
+        C += [xs * m + cand[js], binaries[js]]
+        V += [np.ones(k * n_bin), np.ones(k * n_bin)]
+        B.append(np.ones(k * n_bin))
+        row += k * n_bin
+        rr = row + np.arange(n_bin)
+        R += [rr, rr]
+        C += [a_vars, binaries]
+        V += [np.ones(n_bin), -np.ones(n_bin)]
+        B.append(np.zeros(n_bin))
+        row += n_bin
+        ER.append(owners), EC.append(a_vars), EV.append(np.ones(n_bin))
+        extra_cost = (a_vars, cost[owners, cand])
+        stats["split_mass"] = (a_vars, owners, cand)
+    elif uldp and len(cand):
         # candidate columns: the group, its last rows relaxed by r_y
         n_bin = len(cand)
         (r, c, v), nrows, naux = _group_block(groups, cand, m, k, row, aux)
@@ -217,6 +253,8 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     b_eq = np.concatenate([np.ones(k), np.zeros(eq_row - k)])
     c = np.zeros(n)
     c[:n_q] = cost.ravel()
+    if extra_cost is not None:
+        c[extra_cost[0]] = extra_cost[1]
     bounds = np.zeros((n, 2))
     bounds[:, 1] = np.inf
     bounds[binaries, 1] = 1.0
@@ -277,7 +315,11 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         if sol.status != "optimal":
             return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
         x = sol.x if tie_map is None else tie_map @ sol.x
-        Q[comp] = x[:n_q].reshape(kc, m)
+        Qc = x[:n_q].reshape(kc, m).copy()
+        if "split_mass" in st:  # ULDP candidate columns: p_y + a_y e_owner
+            a_vars, owners, cand = st["split_mass"]
+            Qc[owners, cand] += x[a_vars]
+        Q[comp] = Qc
         total += sol.objective
     stats["total_s"] = time.perf_counter() - t0
     return LabeledSolution("optimal", Q, total, "", stats)
