@@ -578,7 +578,7 @@ CASES: list[Case] = [
     _labeled_case("bp_lip", "labeled BP-LIP (4 priors), Hamming, ε=1", [10, 20, 40, 60, 80, 120],
                   [10, 20, 40], 40, 20),
     _labeled_case("uldp", "labeled ULDP (k/2 sensitive; roles of the other outputs chosen by a MILP), Hamming, ε=1",
-                  [10, 20, 30, 40, 60], [10, 20, 30], 30, 20),
+                  [10, 20, 30, 40, 60, 100, 160], [10, 20, 30], 30, 20),
     Case("rays_mi", "free outputs, mutual information, LDP ε=1: rays (2^k−2)", [4, 6, 8, 10, 12, 14],
          [4, 6, 8, 10, 12], lambda k: run_rays("rays_mi", k), None, "k-RR (reference value)",
          objective_agrees=False),
