@@ -368,7 +368,11 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
             return _fail("error", "no channel allowed by these notions identifies the input distribution "
                          "(e.g. epsilon = 0, or a zero budget between two inputs): estimation_variance is "
                          "infinite", timings)
-        return _fail("error", f"design failed: {sol.message}", timings)
+        hint = ""
+        if "singular" in (sol.message or "").lower():
+            hint = ("; the information matrix was singular: the notions may allow no channel that identifies "
+                    "the input distribution (e.g. epsilon = 0), and then estimation_variance is infinite")
+        return _fail("error", f"design failed: {sol.message}{hint}", timings)
     w = sol.weights
     if sol.status == "optimal":
         w, polished = _polish_design(V, obj.prior, w, sol.value)
