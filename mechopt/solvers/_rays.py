@@ -1,7 +1,9 @@
 """Extreme rays of the privacy cone (the V-representation, SPEC §3).
 
-Structured enumerators cover the common notions; anything else goes through the double
-description method (pycddlib). Each function returns a ``(k, R)`` array whose columns
+Structured enumerators cover the common notions; the E-LDP family (E-LDP, metric,
+block, high-low and their combinations) is enumerated in log space, where the double
+description runs on a 0/±1 system (:func:`eldp_rays`); anything else goes through the
+double description of the cone itself (pycddlib). Each function returns a ``(k, R)`` array whose columns
 are rays (any positive scale).
 
 * LDP / WC-LIP: the ``2^k - 2`` staircases ``1 + (e^ε - 1) 1_S``.
@@ -139,6 +141,71 @@ def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
     return rays[np.sort(first)].T
 
 
+def eldp_rays(E: np.ndarray) -> np.ndarray:
+    """Extreme rays of the E-LDP cone ``{q >= 0 : q[x] <= e^E[x,x'] q[x']}``, in log space.
+
+    A ray with support S needs S closed under finite budgets (``q[x'] = 0`` forces
+    ``q[x] = 0`` whenever ``E[x, x']`` is finite), and it is extreme iff its tight
+    ratio rows have rank |S| - 1. In ``u = log q`` those rows are the difference
+    constraints ``u[x] - u[x'] <= E[x, x']``, with the same tight sets and ranks (a tight
+    cycle has budgets summing to zero, so its ratios multiply to one). So the rays of
+    support S are ``exp`` of the vertices of the polyhedron
+    ``{u in R^S : u[x] - u[x'] <= E[x, x'], u[s0] = 0}`` — a system whose entries are
+    0 and ±1 with the budgets on the right-hand side. The double description runs on
+    that well-conditioned system instead of on rows holding ``e^E`` (which spans 1e-13
+    to 1 for budgets near 30 and loses rays in floating point).
+    """
+    import cdd
+
+    E = np.asarray(E, dtype=float)
+    k = E.shape[0]
+    fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
+    # S is closed iff no finite budget leads out of it
+    out_mask = [int(sum(1 << j for j in np.flatnonzero(fin[x]))) for x in range(k)]
+    rays = []
+    for code in range(1, 2**k):
+        if any((code >> x) & 1 and out_mask[x] & ~code for x in range(k)):
+            continue
+        S = [x for x in range(k) if (code >> x) & 1]
+        if len(S) == 1:
+            v = np.zeros(k)
+            v[S[0]] = 1.0
+            rays.append(v)
+            continue
+        # variables u[S[1:]] (u[S[0]] = 0); rows b - A u >= 0 for u[x] - u[x'] <= E
+        pos = {x: i - 1 for i, x in enumerate(S)}
+        rows = []
+        for x in S:
+            for xp in S:
+                if x != xp and fin[x, xp]:
+                    a = np.zeros(len(S) - 1)
+                    if pos[x] >= 0:
+                        a[pos[x]] += 1.0
+                    if pos[xp] >= 0:
+                        a[pos[xp]] -= 1.0
+                    rows.append([E[x, xp]] + list(-a))
+        if not rows:
+            continue
+        mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
+        gens = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        gen = np.array(gens.array, dtype=float)
+        if gen.size == 0 or gens.lin_set:
+            continue  # a line in the polyhedron: no vertex, no ray of this support
+        verts = gen[gen[:, 0] == 1, 1:]
+        if not len(verts) and all(r[0] == 0 for r in rows):
+            verts = np.zeros((1, len(S) - 1))  # cdd leaves out a pointed cone's apex
+        for g in verts:
+            u = np.concatenate([[0.0], g])
+            v = np.zeros(k)
+            v[S] = np.exp(u - u.max())
+            rays.append(v)
+    if not rays:
+        return np.zeros((k, 0))
+    V = np.array(rays)
+    _, first = np.unique(np.round(V, 12), axis=0, return_index=True)
+    return V[np.sort(first)].T
+
+
 def _explicit_rows(notions: list[Notion], k: int) -> np.ndarray:
     """Dense H-representation ``A q <= 0`` (groups expanded to pairs)."""
     sysm = column_system(notions, k, reduce=True)
@@ -211,6 +278,10 @@ def _convex_rays(notions: list[Notion], k: int) -> np.ndarray:
     ldps = [n for n in notions if type(n) is LDP or n.name == "wc_lip"]
     if len(ldps) == len(notions):
         return ldp_rays(k, min(n.epsilon for n in ldps))
+    Es = [n.eldp_matrix(k) for n in notions]
+    if all(M is not None for M in Es) and k <= 12:
+        # the E-LDP family (E-LDP, metric, block, high-low, LDP): log-space enumeration
+        return eldp_rays(np.minimum.reduce(Es))
     A = _explicit_rows(notions, k)
     if k > 14:
         raise SolverError(f"double description for a {k}-input cone with {A.shape[0]} inequalities is too large")
