@@ -70,7 +70,8 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``"cvxpy:SOLVER"``.
     method : str
         ``"auto"``; for free outputs ``"rays"`` (enumerate extreme rays) or
-        ``"colgen"`` (column generation, MMSE on LIP/LDP); for
+        ``"colgen"`` (column generation: MMSE on LIP/LDP, histogram MSE and mutual
+        information on LIP); for
         ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``.
     reduce : bool
         Use the constraint reductions (clique groups, implied pairs, components).
@@ -221,8 +222,9 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     lp_backend = "highs" if backend == "auto" else backend
     cg = _colgen_kind(problem)
     estimate = ray_count_estimate(list(problem.notions), k)
-    # exact pricing (MMSE) pays off early; the separable pricing is a heuristic with a
-    # Lagrangian bound, so enumeration is preferred as long as it is possible
+    # exact pricing (MMSE) pays off early; the separable pricing is a heuristic that
+    # ends with one or more exact rounds over every slice vertex (k <= 21, proven) or
+    # with a Lagrangian bound beyond, so enumeration is preferred while it is possible
     threshold = MAX_ENUMERATED if (cg is not None and cg[0] == "lip-separable") else 20_000
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
     if obj.kind == "estimation_variance":
