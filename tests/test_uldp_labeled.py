@@ -70,3 +70,23 @@ def test_single_non_sensitive_output_is_a_constant_protected_column():
     r = mechopt.solve(problem, quiet=True)
     assert r.status == "optimal"
     assert np.allclose(r.mechanism.matrix, 1.0)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_split_roles_with_other_notions_agree_with_big_m(seed):
+    """ULDP with another notion: the split form (reduced) and the big-M form (plain) agree."""
+    rng = np.random.default_rng(1000 + seed)
+    k = int(rng.integers(3, 8))
+    sens = sorted(rng.choice(k, size=int(rng.integers(1, k)), replace=False).tolist())
+    prior = rng.dirichlet(np.ones(k))
+    other = [{"notion": "lip", "epsilon": float(rng.uniform(0.5, 3)), "prior": prior.tolist()},
+             {"notion": "block", "epsilon": float(rng.uniform(0.5, 3)),
+              "blocks": [list(range(k // 2)), list(range(k // 2, k))]},
+             {"notion": "high_low", "epsilon": float(rng.uniform(1, 3)), "sensitive": sens}][seed % 3]
+    problem = {"k": k, "outputs": "inputs",
+               "privacy": [{"notion": "uldp", "epsilon": float(rng.uniform(0.3, 2.5)), "sensitive": sens}, other],
+               "objective": {"kind": "expected_loss", "loss": rng.random((k, k)).tolist(), "prior": prior.tolist()}}
+    a = mechopt.solve(problem, quiet=True)
+    b = mechopt.solve(problem, reduce=False, quiet=True)
+    assert a.status == b.status == "optimal" and a.certificate.verified
+    assert a.bound == pytest.approx(b.bound, rel=1e-7, abs=1e-9)

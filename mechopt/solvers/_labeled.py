@@ -51,8 +51,11 @@ def _column_block(A: sp.csr_matrix, cols: np.ndarray, m: int, row0: int):
     return (rows, vars_, v), nc * r
 
 
-def _group_block(groups, cols: np.ndarray, m: int, k: int, row0: int, aux0: int):
-    """Two auxiliary variables (u, l) per group and column: q[U] <= u, l <= q[L], u <= e^eps l."""
+def _group_block(groups, cols: np.ndarray, m: int, k: int, row0: int, aux0: int, base: int = 0):
+    """Two auxiliary variables (u, l) per group and column: q[U] <= u, l <= q[L], u <= e^eps l.
+
+    Entry ``(x, y)`` of the column is variable ``base + x*m + y``.
+    """
     R, C, V = [], [], []
     row = row0
     aux = aux0
@@ -69,7 +72,7 @@ def _group_block(groups, cols: np.ndarray, m: int, k: int, row0: int, aux0: int)
         yy = np.repeat(cols, nu)
         aa = np.tile(upper, nc)
         R += [rr, rr]
-        C += [aa * m + yy, np.repeat(u, nu)]
+        C += [base + aa * m + yy, np.repeat(u, nu)]
         V += [np.ones(nc * nu), -np.ones(nc * nu)]
         row += nc * nu
         # l_y - q[b, y] <= 0
@@ -78,7 +81,7 @@ def _group_block(groups, cols: np.ndarray, m: int, k: int, row0: int, aux0: int)
         yy = np.repeat(cols, nl)
         bb = np.tile(lower, nc)
         R += [rr, rr]
-        C += [np.repeat(l_, nl), bb * m + yy]
+        C += [np.repeat(l_, nl), base + bb * m + yy]
         V += [np.ones(nc * nl), -np.ones(nc * nl)]
         row += nc * nl
         # u_y - e^eps l_y <= 0
@@ -218,6 +221,42 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         ER.append(owners), EC.append(a_vars), EV.append(np.ones(n_bin))
         extra_cost = (a_vars, cost[owners, cand])
         stats["split_mass"] = (a_vars, owners, cand)
+    elif uldp and len(cand) and reduce:
+        # with other notions, which must hold on the whole column: the same split with
+        # its own variables, Q[:, y] = p_y + a_y e_owner as equality rows
+        n_bin = len(cand)
+        p0 = aux
+        aux += k * n_bin  # p[x, j] at p0 + x*n_bin + j
+        (r, c, v), nrows, naux = _group_block(groups, np.arange(n_bin), n_bin, k, row, aux, base=p0)
+        R.append(r), C.append(c), V.append(v)
+        B.append(np.zeros(nrows))
+        row += nrows
+        aux += naux
+        a_vars = aux + np.arange(n_bin)
+        binaries = aux + n_bin + np.arange(n_bin)
+        aux += 2 * n_bin
+        owners = np.array([invertible[int(y)] for y in cand], dtype=int)
+        xs = np.tile(np.arange(k), n_bin)
+        js = np.repeat(np.arange(n_bin), k)
+        p_vars = p0 + xs * n_bin + js
+        rr = row + np.arange(k * n_bin)
+        R += [rr, rr]
+        C += [p_vars, binaries[js]]
+        V += [np.ones(k * n_bin), np.ones(k * n_bin)]
+        B.append(np.ones(k * n_bin))
+        row += k * n_bin
+        rr = row + np.arange(n_bin)
+        R += [rr, rr]
+        C += [a_vars, binaries]
+        V += [np.ones(n_bin), -np.ones(n_bin)]
+        B.append(np.zeros(n_bin))
+        row += n_bin
+        # Q[x, y_j] - p[x, j] - [x = owner_j] a_j = 0
+        er = eq_row + np.arange(k * n_bin)
+        ER += [er, er, eq_row + np.arange(n_bin) * k + owners]  # row (x, j) is eq_row + j*k + x
+        EC += [xs * m + cand[js], p_vars, a_vars]
+        EV += [np.ones(k * n_bin), -np.ones(k * n_bin), -np.ones(n_bin)]
+        eq_row += k * n_bin
     elif uldp and len(cand):
         # candidate columns: the group, its last rows relaxed by r_y
         n_bin = len(cand)
