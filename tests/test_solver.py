@@ -651,6 +651,25 @@ def test_ldp_k10_design_beats_k_rr():
     assert r.mechanism.matrix.shape[1] <= k * (k - 1) // 2 + k
 
 
+def test_near_unidentifiable_design_falls_back_to_a_certified_frank_wolfe():
+    # found by benchmarks/fuzz.py (seed 2, #215): budgets e^0.007, risk ~4.5e4. The conic
+    # solvers fail or are inaccurate (SCS: rows off by 1e-4, which row scaling turned into
+    # privacy violations); Frank-Wolfe's LP oracle saw gradients near 1e12 and stopped.
+    edges = [["x0", "x1", 0.694], ["x0", "x2", 0.695], ["x0", "x3", 0.251], ["x0", "x4", 0.118],
+             ["x1", "x2", 2.053], ["x1", "x3", 1.919], ["x1", "x4", 1.719], ["x2", "x3", 2.325],
+             ["x2", "x4", 2.837], ["x3", "x4", 1.001]]
+    problem = {"inputs": ["x0", "x1", "x2", "x3", "x4"], "outputs": "free",
+               "privacy": [{"notion": "metric", "epsilon": 0.062, "edges": edges}],
+               "objective": {"kind": "estimation_variance"}}
+    r = solve(problem, quiet=True)
+    assert r.status == "optimal" and r.certificate.verified
+    assert r.bound <= r.objective <= r.bound * (1 + 1e-3)
+    assert _risk(r.mechanism.matrix, np.full(5, 0.2)) == pytest.approx(r.objective, rel=1e-6)
+    cv = solve(problem, method="cvxpy", quiet=True)
+    assert cv.status in ("optimal", "feasible") and cv.certificate.verified
+    assert cv.objective >= r.bound  # nobody beats the certified bound
+
+
 def test_sparse_design_keeps_the_information_matrix():
     k, eps = 8, 0.7
     p0 = np.random.default_rng(3).dirichlet(np.ones(k))

@@ -84,7 +84,9 @@ def design_cvxpy(V: np.ndarray, p0: np.ndarray, *, solver: str | None = None) ->
             continue
         if prob.status in ("optimal", "optimal_inaccurate") and w.value is not None:
             wv = np.clip(np.asarray(w.value), 0, None)
-            return DesignSolution("optimal", wv, float(prob.value), None, prob.status,
+            # an inaccurate solve gives a usable design but no trustworthy optimum
+            status = "optimal" if prob.status == "optimal" else "feasible"
+            return DesignSolution(status, wv, float(prob.value), None, prob.status,
                                   {"solver": s, "rays": R, "seconds": time.perf_counter() - t0})
         last = f"{s}: {prob.status}"
     return DesignSolution("error", None, None, None, last, {"rays": R})
@@ -127,7 +129,9 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
     for it in range(max_iter):
         A = Jinv @ M @ Jinv
         grad = -np.einsum("ir,ij,jr->r", G, A, G) / den
-        s_sol = lp.solve(grad, A_eq=V, b_eq=np.ones(k), bounds=(0, None))
+        # the same argmin with costs of order one (HiGHS treats |c| >= 1e15 as infinite;
+        # near-unidentifiable designs have risks of 1e6 and gradients far larger)
+        s_sol = lp.solve(grad / max(float(np.abs(grad).max()), 1e-300), A_eq=V, b_eq=np.ones(k), bounds=(0, None))
         if s_sol.status != "optimal":
             break
         s = np.clip(s_sol.x, 0, None)
