@@ -195,6 +195,30 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
                           {"iterations": it + 1, "rays": R, "seconds": time.perf_counter() - t0})
 
 
+def design_lower_bound(V: np.ndarray, p0: np.ndarray, w: np.ndarray) -> float:
+    """A proven lower bound on the optimal risk from any feasible design ``w`` (``V w = 1``).
+
+    The risk is convex in ``w``, so ``f* >= f(w) + min_s grad f(w)·(s - w)`` over the
+    feasible polytope; the minimum is an LP (HiGHS) over its vertices. Returns
+    ``-inf`` if ``J(w)`` is singular or the LP fails.
+    """
+    k = V.shape[0]
+    G, den = _grams(V, p0)
+    B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
+    M = B.T @ B
+    val, Jinv = _risk(w, G, den, M)
+    if Jinv is None or not math.isfinite(val):
+        return -math.inf
+    A = Jinv @ M @ Jinv
+    grad = -np.einsum("ir,ij,jr->r", G, A, G) / den
+    scale = max(float(np.abs(grad).max()), 1e-300)
+    s_sol = get_backend("highs").solve(grad / scale, A_eq=V, b_eq=np.ones(k), bounds=(0, None))
+    if s_sol.status != "optimal" or s_sol.x is None:
+        return -math.inf
+    s = np.clip(s_sol.x, 0, None)
+    return float(val - grad @ (w - s))
+
+
 def check_risk(V: np.ndarray, w: np.ndarray, p0: np.ndarray) -> float:
     """The risk of the channel built from ``w`` (independent recomputation)."""
     keep = w > 0
