@@ -67,6 +67,12 @@ def tied_rows(notions, k: int) -> list[np.ndarray]:
                 union(0, x)
             continue
         if name == "uldp":
+            # at ε = 0 a sensitive input's row is one constant protected column c with
+            # sum 1, every other row matches c on the protected outputs and so has no
+            # mass left for invertible ones: all rows are equal
+            if eps is not None and eps < TIE_BELOW and len(getattr(n, "sensitive", ())) and k > 1:
+                for x in range(1, k):
+                    union(0, x)
             continue
         try:
             E = n.eldp_matrix(k)
