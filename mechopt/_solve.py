@@ -404,7 +404,7 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
     if requested == "auto" and method == "cvxpy" and (found is None or not found[3]):
         # the conic solver failed, or its design is not certified within DESIGN_REL_GAP
         # (ill-conditioned information matrices): Frank-Wolfe, and keep the better
-        fw = design_frank_wolfe(V, obj.prior)
+        fw = design_frank_wolfe(V, obj.prior, w0=found[0] if found is not None else None)
         other = _certified_design(V, obj.prior, fw)
         if other is not None and (found is None or other[1] <= found[1]):
             lower = max(other[2], found[2]) if found is not None else other[2]

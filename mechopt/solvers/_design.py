@@ -93,14 +93,23 @@ def design_cvxpy(V: np.ndarray, p0: np.ndarray, *, solver: str | None = None) ->
 
 
 def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, max_iter: int = 3000,
-                       time_limit: float = 120.0, progress=None) -> DesignSolution:
-    """Frank–Wolfe with an LP oracle over ``{w >= 0, V w = 1}`` (see module doc)."""
+                       time_limit: float = 120.0, progress=None, w0: np.ndarray | None = None) -> DesignSolution:
+    """Frank–Wolfe with an LP oracle over ``{w >= 0, V w = 1}`` (see module doc).
+
+    ``w0``, a feasible design (e.g. a conic solver's), is the starting point if its
+    information matrix is invertible.
+    """
     t0 = time.perf_counter()
     k, R = V.shape
     G, den = _grams(V, p0)
     B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
     M = B.T @ B
     lp = get_backend("highs")
+    if w0 is not None:
+        val, Jinv = _risk(w0, G, den, M)
+        if Jinv is not None and math.isfinite(val):
+            return _fw_loop(V, G, den, M, lp, np.asarray(w0, dtype=float), val, Jinv, rel_gap, max_iter,
+                            time_limit, progress, t0)
     # start: the most informative vertex for a flat gradient (LP over a random cost)
     start = lp.solve(-np.ones(R) / den, A_eq=V, b_eq=np.ones(k), bounds=(0, None))
     if start.status != "optimal":
@@ -120,6 +129,11 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
         val, Jinv = _risk(w, G, den, M)
         if Jinv is None or not math.isfinite(val):
             return DesignSolution("error", None, None, None, "the rays do not identify the distribution")
+    return _fw_loop(V, G, den, M, lp, w, val, Jinv, rel_gap, max_iter, time_limit, progress, t0)
+
+
+def _fw_loop(V, G, den, M, lp, w, val, Jinv, rel_gap, max_iter, time_limit, progress, t0) -> DesignSolution:
+    k, R = V.shape
     best_lower = -math.inf
     # fully corrective: keep the vertices found so far and re-optimise their convex
     # weights lam (a simplex) by exponentiated gradient — multiplicative weights.
