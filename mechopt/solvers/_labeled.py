@@ -187,14 +187,22 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         B.append(np.zeros(nrows))
         row += nrows
         aux += naux
-    if uldp and len(cand) and not others:
+    if uldp and len(cand) and (reduce or not others):
         # candidate columns, split: Q[:, y] = p_y + a_y e_owner with p_y protected (the
         # group, unrelaxed) and a_y the invertible mass; r_y = 1 empties p_y, r_y = 0
-        # empties a_y. The variables Q[x, y] of a candidate column hold p_y; a_y is added
-        # back by solve_labeled. Its LP relaxation is much tighter than relaxing the
-        # ratio rows by r_y (below), so branch and bound needs far fewer nodes.
+        # empties a_y. Its LP relaxation is much tighter than relaxing the ratio rows by
+        # r_y (the big-M form below), so branch and bound needs far fewer nodes. Alone,
+        # ULDP lets the variables Q[x, y] of a candidate column hold p_y (a_y is added
+        # back by solve_labeled); with other notions, which must hold on the whole
+        # column, p_y has its own variables and Q = p + a e_owner are equality rows.
         n_bin = len(cand)
-        (r, c, v), nrows, naux = _group_block(groups, cand, m, k, row, aux)
+        owners = np.array([invertible[int(y)] for y in cand], dtype=int)
+        if others:
+            p_base, p_stride, p_cols = aux, n_bin, np.arange(n_bin)  # p[x, j] at aux + x*n_bin + j
+            aux += k * n_bin
+        else:
+            p_base, p_stride, p_cols = 0, m, cand
+        (r, c, v), nrows, naux = _group_block(groups, p_cols, p_stride, k, row, aux, base=p_base)
         R.append(r), C.append(c), V.append(v)
         B.append(np.zeros(nrows))
         row += nrows
@@ -202,43 +210,10 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         a_vars = aux + np.arange(n_bin)
         binaries = aux + n_bin + np.arange(n_bin)
         aux += 2 * n_bin
-        owners = np.array([invertible[int(y)] for y in cand], dtype=int)
+        xs = np.tile(np.arange(k), n_bin)
+        js = np.repeat(np.arange(n_bin), k)
+        p_vars = p_base + xs * p_stride + p_cols[js]
         # p[x, y] + r_y <= 1 for every x;  a_y - r_y <= 0
-        rr = row + np.arange(k * n_bin)
-        xs = np.tile(np.arange(k), n_bin)
-        js = np.repeat(np.arange(n_bin), k)
-        R += [rr, rr]
-        C += [xs * m + cand[js], binaries[js]]
-        V += [np.ones(k * n_bin), np.ones(k * n_bin)]
-        B.append(np.ones(k * n_bin))
-        row += k * n_bin
-        rr = row + np.arange(n_bin)
-        R += [rr, rr]
-        C += [a_vars, binaries]
-        V += [np.ones(n_bin), -np.ones(n_bin)]
-        B.append(np.zeros(n_bin))
-        row += n_bin
-        ER.append(owners), EC.append(a_vars), EV.append(np.ones(n_bin))
-        extra_cost = (a_vars, cost[owners, cand])
-        stats["split_mass"] = (a_vars, owners, cand)
-    elif uldp and len(cand) and reduce:
-        # with other notions, which must hold on the whole column: the same split with
-        # its own variables, Q[:, y] = p_y + a_y e_owner as equality rows
-        n_bin = len(cand)
-        p0 = aux
-        aux += k * n_bin  # p[x, j] at p0 + x*n_bin + j
-        (r, c, v), nrows, naux = _group_block(groups, np.arange(n_bin), n_bin, k, row, aux, base=p0)
-        R.append(r), C.append(c), V.append(v)
-        B.append(np.zeros(nrows))
-        row += nrows
-        aux += naux
-        a_vars = aux + np.arange(n_bin)
-        binaries = aux + n_bin + np.arange(n_bin)
-        aux += 2 * n_bin
-        owners = np.array([invertible[int(y)] for y in cand], dtype=int)
-        xs = np.tile(np.arange(k), n_bin)
-        js = np.repeat(np.arange(n_bin), k)
-        p_vars = p0 + xs * n_bin + js
         rr = row + np.arange(k * n_bin)
         R += [rr, rr]
         C += [p_vars, binaries[js]]
@@ -251,12 +226,17 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         V += [np.ones(n_bin), -np.ones(n_bin)]
         B.append(np.zeros(n_bin))
         row += n_bin
-        # Q[x, y_j] - p[x, j] - [x = owner_j] a_j = 0
-        er = eq_row + np.arange(k * n_bin)
-        ER += [er, er, eq_row + np.arange(n_bin) * k + owners]  # row (x, j) is eq_row + j*k + x
-        EC += [xs * m + cand[js], p_vars, a_vars]
-        EV += [np.ones(k * n_bin), -np.ones(k * n_bin), -np.ones(n_bin)]
-        eq_row += k * n_bin
+        if others:
+            # Q[x, y_j] - p[x, j] - [x = owner_j] a_j = 0; row (x, j) is eq_row + j*k + x
+            er = eq_row + np.arange(k * n_bin)
+            ER += [er, er, eq_row + np.arange(n_bin) * k + owners]
+            EC += [xs * m + cand[js], p_vars, a_vars]
+            EV += [np.ones(k * n_bin), -np.ones(k * n_bin), -np.ones(n_bin)]
+            eq_row += k * n_bin
+        else:
+            ER.append(owners), EC.append(a_vars), EV.append(np.ones(n_bin))
+            extra_cost = (a_vars, cost[owners, cand])
+            stats["split_mass"] = (a_vars, owners, cand)
     elif uldp and len(cand):
         # candidate columns: the group, its last rows relaxed by r_y
         n_bin = len(cand)
