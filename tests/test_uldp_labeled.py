@@ -90,3 +90,20 @@ def test_split_roles_with_other_notions_agree_with_big_m(seed):
     b = mechopt.solve(problem, reduce=False, quiet=True)
     assert a.status == b.status == "optimal" and a.certificate.verified
     assert a.bound == pytest.approx(b.bound, rel=1e-7, abs=1e-9)
+
+
+def test_roles_are_fixed_before_export():
+    # found by benchmarks/fuzz.py (seed 3, #3219): the MILP returned r = 1 - 1e-8 for an
+    # invertible output, leaving 3e-9 of protected mass in its column; no repair could
+    # make that column pass (ratio 0.267 / 3e-9). Roles are now fixed and the LP re-solved.
+    problem = {"inputs": ["x0", "x1", "x2", "x3"], "outputs": "inputs",
+               "privacy": [{"notion": "lip", "epsilon": 1.737, "delta": 0.047,
+                            "prior": [0.1576236398961455, 4.987442928498517e-05, 0.00034452637547956075,
+                                      0.84198195929909]},
+                           {"notion": "uldp", "epsilon": 1.425, "sensitive": ["x0", "x2", "x3"]}],
+               "objective": {"kind": "expected_loss", "loss": "hamming", "prior": [0.316, 0.097, 0.438, 0.149]}}
+    r = mechopt.solve(problem, quiet=True)
+    assert r.status == "optimal" and r.certificate.verified
+    col = r.mechanism.matrix[:, 1]
+    assert col[1] > 0.26 and not col[[0, 2, 3]].any()  # x1's output is invertible, exactly
+    assert r.objective == pytest.approx(mechopt.solve(problem, reduce=False, quiet=True).objective, rel=1e-9)

@@ -327,6 +327,16 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
             stats["binaries"] = st["binaries"]
             adapter = get_backend("highs")
             sol = adapter.solve_milp(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality)
+            if sol.status == "optimal":
+                # the MILP's binaries are integral only to its feasibility tolerance
+                # (r = 1 - 1e-8 leaves 1e-8 of protected mass in an invertible column,
+                # which no repair can fix): fix the roles and re-solve the LP
+                ints = integrality == 1
+                fixed = np.array(bounds, dtype=float)
+                fixed[ints, 0] = fixed[ints, 1] = np.round(sol.x[ints])
+                lp = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, fixed)
+                if lp.status == "optimal":
+                    sol = lp
         else:
             sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
         stats["lp_s"] += time.perf_counter() - tl
