@@ -92,7 +92,8 @@ def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
     "numerical inconsistency"; on a 6-input metric cone at eps = 4.87 it returns 10 to
     48 rays depending on the row order. So cdd runs on the rows as given and scaled to
     max / min |entry| = 1, with its default (lexicographic) and max-index row orders,
-    and the union of the returned vectors that satisfy every row (relative error
+    and for k <= 8 also on column scalings ``q = D r`` (geometric mean, and 8 seeded
+    random ones for k <= 6, 3 above), and the union of the returned vectors that satisfy every row (relative error
     <= 1e-9) is kept. Every returned vector lies in the cone and extra non-extreme ones
     do not change the ray LP's optimum, but completeness is not proven: exact
     arithmetic (pycddlib built with GMP) would be. If every run fails, SolverError.
@@ -107,9 +108,25 @@ def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
         absA = np.abs(A)
         small = np.where(absA > 0, absA, np.inf).min(axis=1, keepdims=True)
         variants += [A / absA.max(axis=1, keepdims=True), A / small]
-    runs = [(M, order) for M in variants for order in (None, cdd.RowOrderType.MAX_INDEX)][:5]
+    runs = [(M, order, None) for M in variants for order in (None, cdd.RowOrderType.MAX_INDEX)][:5]
+    if len(A) and k <= 8:
+        # column scalings q = D r (the cone {A D r <= 0} has rays D^-1 q): found by
+        # benchmarks/fuzz.py, a BP-LIP prior entry of 5e-9 next to an E-LDP made every row
+        # scaling lose rays (8 of them, the ray LP infeasible); a random D found 20
+        absA = np.abs(A)
+        big = absA.max(axis=0)
+        small = np.where(absA > 0, absA, np.inf).min(axis=0)
+        small = np.where(np.isfinite(small), small, big)
+        geo = np.ones(k)
+        geo[big > 0] = 1.0 / np.sqrt(big[big > 0] * small[big > 0])  # geometric-mean column scaling
+        rng = np.random.default_rng(20240601)
+        n_random = 8 if k <= 6 else 3
+        for d in [geo] + [np.exp(rng.uniform(-2.0, 2.0, k)) for _ in range(n_random)]:
+            Ad = A * d[None, :]
+            Ad = Ad / np.abs(Ad).max(axis=1, keepdims=True)
+            runs += [(Ad, None, d), (Ad, cdd.RowOrderType.MAX_INDEX, d)]
     found, errors = [], []
-    for M, order in runs:
+    for M, order, d in runs:
         rows = [[0.0] + list(-row) for row in M] + [[0.0] + list(e) for e in np.eye(k)]
         try:
             mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
@@ -123,6 +140,8 @@ def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
         rays = rays[rays.max(axis=1) > 0] if len(rays) else rays
         if not len(rays):
             continue
+        if d is not None:
+            rays = rays * d[None, :]
         rays = rays / rays.max(axis=1, keepdims=True)
         rays = np.where(rays < 0, np.where(rays > -1e-13, 0.0, rays), rays)
         ok = rays.min(axis=1) >= 0
