@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -141,7 +142,7 @@ def _eldp_rows(E: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
     return sp.csr_matrix((vals, (rows, cols)), shape=(n, k)), np.zeros(n)
 
 
-class Notion:
+class Notion(ABC):
     """Base class of the privacy notions (SPEC §2)."""
 
     name: str = ""
@@ -158,25 +159,27 @@ class Notion:
         return None
 
     # -- the cone --------------------------------------------------------------
+    @abstractmethod
     def column_constraints(self, k: int) -> ColumnConstraints:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """Linear conditions on one column of a channel (see :class:`ColumnConstraints`)."""
 
     def eldp_matrix(self, k: int) -> np.ndarray | None:
         """The pairwise budget matrix if the notion is an E-LDP notion, else None."""
         return None
 
     # -- measuring -------------------------------------------------------------
+    @abstractmethod
     def achieved(self, Q: np.ndarray) -> float:
         """Smallest budget (same units as ``epsilon``) that ``Q`` satisfies; inf if none."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
     @property
     def budget(self) -> float:
         """The budget claimed (``achieved <= budget`` means satisfied)."""
         return float(self.epsilon)  # type: ignore[attr-defined]
 
+    @abstractmethod
     def to_spec(self, inputs: Sequence[str]) -> dict:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """The notion as a problem-file entry (SPEC §5), labels from ``inputs``."""
 
     def check(self, Q: Any, inputs: Sequence[str] | None = None):
         """Exact check of this notion on a matrix; see :func:`mechopt.verify`."""

@@ -422,8 +422,12 @@ def _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, k, m, ties):
     return c_r, A_r, b_r, E_r, be_r, np.column_stack([lo, hi]), S
 
 
-class _Restricted(Notion):
-    """An E-LDP-type notion seen on a subset ``idx`` of the inputs (component splitting)."""
+class _Restricted:
+    """An E-LDP-type notion seen on a subset ``idx`` of the inputs (component splitting).
+
+    Only its per-column constraints are used (the LP of one component), so it is not a
+    full :class:`~mechopt._notions.Notion`.
+    """
 
     def __init__(self, base: Notion, idx: np.ndarray, k_full: int):
         self.base = base
