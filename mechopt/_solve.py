@@ -12,11 +12,10 @@ import numpy as np
 from ._errors import InputError, MechoptError, SolverError
 from ._mechanism import Mechanism
 from ._notions import LDP, LIP, ULDP
-from ._objectives import column_utility, estimation_risk, evaluate, offset_sign
+from ._objectives import column_utility, evaluate, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers._backends import get_backend
-from .solvers._design import design_cvxpy, design_frank_wolfe, design_lower_bound
+from .solvers._design import certified_design, design_cvxpy, design_frank_wolfe
 from .solvers._labeled import solve_labeled
 from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
 from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
@@ -293,81 +292,6 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
 
 
-def _polish_design(V: np.ndarray, p0: np.ndarray, w: np.ndarray, value: float) -> tuple[np.ndarray, bool]:
-    """A design with the same information matrix on few rays (a vertex of an LP).
-
-    The risk depends on the weights only through ``J(w)`` (linear in ``w``), so every
-    ``w' >= 0`` with ``J(w') = J(w)`` and ``V w' = 1`` is equally good. An interior-point
-    solution sits in the middle of that face — at LDP k = 13 with a uniform ``p0`` it
-    spreads weight over 5 720 rays, one output column each — while a vertex of
-    ``{w' >= 0 : J(w') = J(w), V w' = V w}`` (dual simplex) uses at most
-    ``k(k-1)/2 + k`` (Carathéodory). It is kept only if its risk, recomputed, is
-    within 1e-9 (relative) of the original's.
-    """
-    k, R = V.shape
-    n_max = k * (k - 1) // 2 + k
-    support = w > 1e-12 * w.max()
-    if support.sum() <= n_max:
-        return w, False
-    Vs = V[:, support]
-    G = Vs[:-1, :] - Vs[-1:, :]
-    den = p0 @ Vs
-    iu, ju = np.triu_indices(k - 1)
-    A = (G[iu, :] * G[ju, :]) / den[None, :]
-    scale = np.abs(A).max(axis=1, keepdims=True)
-    scale[scale == 0] = 1.0
-    A = A / scale
-    A_eq = np.vstack([A, Vs])
-    # the same J and the same row sums as w (feasible by construction; the rows are
-    # renormalised below exactly as w's would be)
-    b_eq = np.concatenate([A @ w[support], Vs @ w[support]])
-    sol = get_backend("highs-ds").solve(np.zeros(Vs.shape[1]), A_eq=A_eq, b_eq=b_eq)
-    if sol.status != "optimal" or sol.x is None:
-        return w, False
-    out = np.zeros_like(w)
-    out[support] = np.clip(sol.x, 0, None)
-    before = estimation_risk(V[:, w > 0] * w[w > 0], p0)
-    after = estimation_risk(V[:, out > 0] * out[out > 0], p0)
-    if not (after <= before * (1 + 1e-9)):
-        return w, False
-    return out, True
-
-
-def _design_risk(V: np.ndarray, p0: np.ndarray, w: np.ndarray) -> float:
-    keep = w > 0
-    return estimation_risk(V[:, keep] * w[keep], p0) if keep.any() else math.inf
-
-
-def _row_sums_exact(V: np.ndarray, w: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """The nearest weights (L1) on the same rays with ``V w = 1``, by an LP.
-
-    A conic solver's weights meet ``V w = 1`` only to its tolerance (SCS: ~1e-4).
-    Scaling each row back to 1 multiplies rows by different factors, which breaks the
-    ratio conditions of small budgets (e^0.007 at a metric budget of 0.062 × 0.118);
-    moving the weights instead keeps every column a multiple of a ray.
-    """
-    Vs = V[:, keep]
-    n = Vs.shape[1]
-    w0 = w[keep]
-    if np.abs(Vs @ w0 - 1.0).max() <= 1e-12:
-        return np.where(keep, w, 0.0)
-    # variables [w, u, v]: w - u + v = w0, minimise sum(u + v)
-    import scipy.sparse as sp
-
-    eye = sp.identity(n, format="csr")
-    A_eq = sp.vstack([sp.hstack([sp.csr_matrix(Vs), sp.csr_matrix((Vs.shape[0], 2 * n))]),
-                      sp.hstack([eye, -eye, eye])]).tocsr()
-    b_eq = np.concatenate([np.ones(Vs.shape[0]), w0])
-    c = np.concatenate([np.zeros(n), np.ones(2 * n)])
-    sol = get_backend("highs").solve(c, A_eq=A_eq, b_eq=b_eq)
-    out = np.zeros_like(w)
-    if sol.status == "optimal" and sol.x is not None:
-        out[keep] = np.clip(sol.x[:n], 0.0, None)
-    else:
-        out[keep] = w0
-    return out
-
-
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
     from .solvers._repair import tied_rows
 
@@ -400,19 +324,17 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
         bar.done()
     else:
         raise InputError("method", f"unknown design method {method!r}; expected 'cvxpy' or 'frank-wolfe'")
-    found = _certified_design(V, obj.prior, sol)
-    if requested == "auto" and method == "cvxpy" and (found is None or not found[3]):
+    found = certified_design(V, obj.prior, sol)
+    if requested == "auto" and method == "cvxpy" and (found is None or not found.proven):
         # the conic solver failed, or its design is not certified within DESIGN_REL_GAP
         # (ill-conditioned information matrices): Frank-Wolfe, and keep the better
-        fw = design_frank_wolfe(V, obj.prior, w0=found[0] if found is not None else None)
-        other = _certified_design(V, obj.prior, fw)
-        if other is not None and (found is None or other[1] <= found[1]):
-            lower = max(other[2], found[2]) if found is not None else other[2]
-            found = (other[0], other[1], lower, other[1] - lower <= DESIGN_REL_GAP * other[1])
-            sol, method = fw, "frank-wolfe"
-        elif other is not None and found is not None:
-            lower = max(other[2], found[2])
-            found = (found[0], found[1], lower, found[1] - lower <= DESIGN_REL_GAP * found[1])
+        fw = design_frank_wolfe(V, obj.prior, w0=found.weights if found is not None else None)
+        other = certified_design(V, obj.prior, fw)
+        if other is not None:
+            lower = max(d.lower for d in (found, other) if d is not None)
+            if found is None or other.value <= found.value:
+                found, sol, method = other, fw, "frank-wolfe"
+            found = found._replace(lower=lower)
     timings["solve"] = time.perf_counter() - t
     if found is None:
         G = V[:-1, :] - V[-1:, :]
@@ -425,7 +347,7 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
             hint = ("; the information matrix was singular: the notions may allow no channel that identifies "
                     "the input distribution (e.g. epsilon = 0), and then estimation_variance is infinite")
         return _fail("error", f"design failed: {sol.message}{hint}", timings)
-    w, value, bound, proven = found
+    w = found.weights
     keep = w > 0
     Q = V[:, keep] * w[keep]
     # rows sum to 1 up to the LP's tolerance; renormalising moves them by ~1e-10
@@ -435,33 +357,4 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
     stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"},
              "support": int(keep.sum())}
     mix = ~inv_cols if inv_cols.any() else None
-    return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
-
-
-#: a design is reported optimal when its risk is within this factor of a proven lower bound
-DESIGN_REL_GAP = 1e-4
-
-
-def _certified_design(V: np.ndarray, p0: np.ndarray, sol) -> tuple[np.ndarray, float, float, bool] | None:
-    """Sparse, exactly feasible weights with their risk and a proven lower bound.
-
-    Whatever produced the weights (conic solver or Frank-Wolfe), the bound is the
-    Frank-Wolfe duality gap at the final weights: ``f(w) - grad f(w)·(w - s) <= f*`` for
-    the LP vertex ``s`` minimising ``grad·s`` (convexity of the risk in ``w``). A conic
-    solver's own objective value is not used as a bound: on ill-conditioned problems it
-    was 3 % above a design we found.
-    """
-    if sol.status not in ("optimal", "feasible") or sol.weights is None or not np.any(sol.weights > 0):
-        return None
-    w = sol.weights
-    if sol.value is not None and math.isfinite(sol.value):
-        w, _ = _polish_design(V, p0, w, sol.value)
-    w = _row_sums_exact(V, w, w > 1e-9 * w.max())
-    value = _design_risk(V, p0, w)
-    if not math.isfinite(value):
-        return None
-    lower = design_lower_bound(V, p0, w)
-    if sol.bound is not None and math.isfinite(sol.bound):
-        lower = max(lower, sol.bound)
-    return w, value, lower, value - lower <= DESIGN_REL_GAP * value
-
+    return _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven)
