@@ -29,6 +29,7 @@ from .._errors import SolverError
 from .._objectives import column_utility
 from .._problem import Objective
 from ._backends import get_backend
+from ._rays import slice_candidates
 
 
 @dataclass
@@ -238,32 +239,22 @@ def price_separable_exact(obj: Objective, P: np.ndarray, d: np.ndarray, eps: flo
     lo, hi = math.exp(-eps), math.exp(eps)
     best_vals = np.full(0, -np.inf)
     best_cols = np.zeros((k, 0))
-    n = 2 ** (k - 1)
-    shifts = np.arange(k - 1)[:, None]
-    for j in range(k):
-        if P[j] <= 0:
+    for j, others, Qo, qj in slice_candidates(P, eps, chunk):
+        ok = (qj >= lo - 1e-12) & (qj <= hi + 1e-12)
+        if not ok.any():
             continue
-        others = np.array([i for i in range(k) if i != j])
-        for start in range(0, n, chunk):
-            codes = np.arange(start, min(n, start + chunk))
-            bits = ((codes[None, :] >> shifts) & 1).astype(float)
-            Qo = lo + (hi - lo) * bits
-            qj = (1.0 - P[others] @ Qo) / P[j]
-            ok = (qj >= lo - 1e-12) & (qj <= hi + 1e-12)
-            if not ok.any():
-                continue
-            C = np.empty((k, int(ok.sum())))
-            C[others] = Qo[:, ok]
-            C[j] = np.clip(qj[ok], lo, hi)
-            score = _slice_terms(obj, C, P).sum(axis=0) - d @ C
-            if len(score) > top:
-                sel = np.argpartition(-score, top)[:top]
-                score, C = score[sel], C[:, sel]
-            best_vals = np.concatenate([best_vals, score])
-            best_cols = np.hstack([best_cols, C])
-            if len(best_vals) > 4 * top:
-                sel = np.argsort(-best_vals)[:top]
-                best_vals, best_cols = best_vals[sel], best_cols[:, sel]
+        C = np.empty((k, int(ok.sum())))
+        C[others] = Qo[:, ok]
+        C[j] = np.clip(qj[ok], lo, hi)
+        score = _slice_terms(obj, C, P).sum(axis=0) - d @ C
+        if len(score) > top:
+            sel = np.argpartition(-score, top)[:top]
+            score, C = score[sel], C[:, sel]
+        best_vals = np.concatenate([best_vals, score])
+        best_cols = np.hstack([best_cols, C])
+        if len(best_vals) > 4 * top:
+            sel = np.argsort(-best_vals)[:top]
+            best_vals, best_cols = best_vals[sel], best_cols[:, sel]
     if not len(best_vals):
         return np.ones((k, 1)), -math.inf
     sel = np.argsort(-best_vals)[:top]

@@ -50,6 +50,30 @@ def ldp_rays(k: int, eps: float, idx: np.ndarray | None = None, k_full: int | No
     return V
 
 
+def slice_candidates(P: np.ndarray, eps: float, chunk: int | None = None):
+    """Candidate vertices of the LIP slice ``{P·q = 1, e^-eps <= q <= e^eps}``, in chunks.
+
+    Every vertex has all coordinates at a bound but at most one, ``j``, which the
+    hyperplane fixes. Yields ``(j, others, Qo, qj)``: the other coordinates' bounds
+    ``Qo`` (k-1, n) for ``n`` bound patterns and the value ``qj`` the hyperplane gives
+    (the caller keeps those within ``[e^-eps, e^eps]``).
+    """
+    P = np.asarray(P, dtype=float)
+    k = len(P)
+    lo, hi = math.exp(-eps), math.exp(eps)
+    n = 2 ** (k - 1)
+    step = n if chunk is None else chunk
+    shifts = np.arange(k - 1)[:, None]
+    for j in range(k):
+        if P[j] <= 0:
+            continue
+        others = np.array([i for i in range(k) if i != j], dtype=int)
+        for start in range(0, n, step):
+            codes = np.arange(start, min(n, start + step))
+            Qo = lo + (hi - lo) * ((codes[None, :] >> shifts) & 1).astype(float)
+            yield j, others, Qo, (1.0 - P[others] @ Qo) / P[j]
+
+
 def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
     """Vertices of ``{q : P·q = 1, e^-eps <= q <= e^eps}`` (LIP cone slice)."""
     P = np.asarray(prior, dtype=float)
@@ -64,14 +88,7 @@ def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
         q = lo + (hi - lo) * np.array(bits)
         if abs(P @ q - 1.0) < 1e-12:
             out.append(q)
-    codes = np.arange(2 ** (k - 1))
-    for j in range(k):
-        if P[j] <= 0:
-            continue
-        others = np.array([i for i in range(k) if i != j])
-        bits = ((codes[None, :] >> np.arange(k - 1)[:, None]) & 1).astype(float)
-        Qo = lo + (hi - lo) * bits  # (k-1, n)
-        qj = (1.0 - P[others] @ Qo) / P[j]
+    for j, others, Qo, qj in slice_candidates(P, eps):
         ok = (qj > lo + 1e-12) & (qj < hi - 1e-12)
         V = np.zeros((k, int(ok.sum())))
         V[others] = Qo[:, ok]
