@@ -1,16 +1,32 @@
 """Exact verification of a channel against privacy notions (SPEC §4).
 
 This module shares no code with the solvers. It reads every matrix entry as the exact
-decimal its float prints as (``Fraction(repr(v))``), evaluates ``e^ε`` with
-:mod:`decimal` at 60 significant digits and keeps a rigorous interval around it, and
-decides every inequality exactly. A constraint violated by 1e-15 fails here even
-though any solver tolerance would accept it.
+decimal its float prints as (``repr(v)``), bounds ``e^ε`` rigorously (:mod:`decimal` at
+60 significant digits, with an error interval), and decides every inequality exactly.
+A constraint violated by 1e-15 fails here even though any solver tolerance would accept
+it.
 
-For speed, a float filter first passes the inequalities that hold with a relative
-margin of 1e-9 — far larger than every rounding involved (float conversion of a
-decimal: 1.1e-16 relative; a dot product of k terms: k·1.1e-16) — and only the rest
-are decided in rational arithmetic. The filter can only *pass* a constraint that
-holds exactly; it never fails one.
+How the work is organised (every verdict is a proof):
+
+1. **Order, exactly.** Many inequalities of a notion share a right-hand side, and only
+   the extreme entry matters: ``max_x q[x] <= e^ε min_x q[x]`` for a clique of LDP, or
+   ``max_x q[x] <= e^ε (P·q + δ)`` for LIP. Floats are ordered exactly like the decimals
+   they print as (the shortest round-trip decimal is monotone in the float), so the
+   extreme entry found in floats *is* the extreme decimal: one inequality per column
+   remains, the others follow from it exactly.
+2. **Certified enclosures.** For each remaining inequality ``A <= B`` both sides are
+   computed in floating point together with a rigorous bound on their error (the
+   decimal of a normal float is within ``2^-53`` relative of it; a sum of ``n``
+   non-negative products is within ``(n + 2) 2^-53`` relative; ``e^ε`` is bounded below
+   by a float proven to be below it). The inequality is settled by the enclosure only when
+   ``A``'s upper end is at most ``B``'s lower end — a proof that it holds. Subnormal
+   numbers, negative entries and differences that cancel never take this path.
+3. **Exact arithmetic** for everything else: the decimals in :mod:`decimal` with the
+   ``Inexact`` signal trapped (so every operation is exact), ``e^ε`` as a 60-digit
+   interval. A value inside that ~1e-58 interval is not provable and is refused.
+
+No inequality is ever *failed* in floating point, and none is passed on a float
+comparison that could be wrong.
 """
 
 from __future__ import annotations
@@ -20,15 +36,24 @@ from dataclasses import dataclass
 from decimal import Decimal, Inexact, localcontext
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from ._errors import InputError
 
 _PREC = 60
-_MARGIN = 1e-9
 ROW_TOL = Fraction(1, 10**12)
+#: unit roundoff of binary64
+_U = 2.0**-53
+#: floats below this (in absolute value, non-zero) are treated as subnormal-ish: exact path
+_NORMAL = 1e-290
+#: relative slack of an enclosure of one entry or one product: the float-to-decimal
+#: reading (2^-53 each) and the roundings of the enclosure itself, with room to spare.
+#: ``e^ε`` carries its own allowance (:func:`_exp_lower`); a sum of n products n + 8 units.
+_REL = 8 * _U
+#: ``e^ε`` used by the enclosures is capped here: a lower bound of e^ε is still a lower bound
+_EXP_CAP = 700.0
 
 
 @dataclass(frozen=True)
@@ -44,7 +69,8 @@ class Check:
     achieved : float
         Smallest budget the matrix satisfies (float estimate; ``inf`` if none).
     worst_slack : float
-        Minimum over the notion's inequalities of ``rhs - lhs`` (negative = violated).
+        ``rhs - lhs`` of the tightest inequality examined, in floating point (negative =
+        violated); a lower bound where whole groups were settled by an enclosure.
     ok : bool
         Decided exactly.
     """
@@ -93,6 +119,18 @@ def exact(v: float) -> Fraction:
     return Fraction(repr(float(v)))
 
 
+def _dec(v: Any) -> Decimal:
+    """A float as the decimal it prints as; a Fraction with a terminating decimal exactly."""
+    if isinstance(v, Decimal):
+        return v
+    if isinstance(v, Fraction):
+        with localcontext() as ctx:
+            ctx.prec = 4000
+            ctx.traps[Inexact] = True
+            return Decimal(v.numerator) / Decimal(v.denominator)
+    return Decimal(repr(float(v)))
+
+
 @lru_cache(maxsize=4096)
 def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction]:
     """Rigorous bounds ``lo <= e^x <= hi`` (exact when e^x is rational, i.e. x = 0)."""
@@ -111,17 +149,76 @@ def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction]:
     return Fraction(e - slack), Fraction(e + slack)
 
 
-def _exact_matrix_entry_cache(Q: np.ndarray):
-    cache: dict[tuple[int, int], Fraction] = {}
+@lru_cache(maxsize=4096)
+def _exp_bounds_dec(x: Fraction) -> tuple[Decimal, Decimal]:
+    lo, hi = exp_bounds(x)
+    with localcontext() as ctx:
+        ctx.prec = 2 * _PREC
+        # lo/hi have at most ~70 significant digits: exact at this precision
+        return (Decimal(lo.numerator) / Decimal(lo.denominator), Decimal(hi.numerator) / Decimal(hi.denominator))
 
-    def get(x: int, y: int) -> Fraction:
-        key = (x, y)
-        v = cache.get(key)
-        if v is None:
-            v = cache[key] = exact(Q[x, y])
-        return v
 
-    return get
+def _exact_context(ctx) -> None:
+    ctx.prec = 100_000
+    ctx.Emax = 10**9
+    ctx.Emin = -(10**9)
+    ctx.traps[Inexact] = True
+
+
+def _leq_scaled(a: Any, b: Any, eps: Fraction) -> bool:
+    """Exactly decide ``a <= e^eps * b`` for ``b >= 0``.
+
+    ``a`` and ``b`` are floats (read as the decimals they print as), Decimals or
+    Fractions. Every operation runs with the ``Inexact`` signal trapped, so it is exact;
+    ``e^eps`` is a 60-digit interval ``[lo, hi]``: ``a <= lo b`` proves the inequality,
+    anything else (including a value inside the ~1e-58 interval) refuses it.
+    """
+    if isinstance(a, Fraction) and a.denominator != 1 and not _terminates(a):
+        lo, _hi = exp_bounds(eps)
+        return a <= lo * Fraction(b if not isinstance(b, float) else exact(b))
+    if isinstance(b, Fraction) and not _terminates(b):
+        lo, _hi = exp_bounds(eps)
+        return Fraction(a if not isinstance(a, float) else exact(a)) <= lo * b
+    lo_d, _hi_d = _exp_bounds_dec(eps)
+    with localcontext() as ctx:
+        _exact_context(ctx)
+        return _dec(a) <= lo_d * _dec(b)
+
+
+def _terminates(f: Fraction) -> bool:
+    d = f.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _exact_dot(P: Sequence[Any], q: Sequence[float]) -> Decimal:
+    """``sum_i P_i q_i`` exactly (entries read as decimals)."""
+    with localcontext() as ctx:
+        _exact_context(ctx)
+        total = Decimal(0)
+        for p, v in zip(P, q):
+            if p != 0 and v != 0:
+                total += _dec(p) * _dec(v)
+        return total
+
+
+def _exp_lower(eps: float) -> float:
+    """A float proven ``<= e^eps`` (eps read as its decimal), for the enclosures.
+
+    ``math.exp`` is within 1 ulp; the budget's decimal differs from its float by at most
+    ``|eps| 2^-53``, which moves ``e^eps`` by at most that much relatively; beyond the
+    cap ``e^700`` is itself a lower bound.
+    """
+    x = min(float(eps), _EXP_CAP)
+    return math.exp(x) * (1.0 - (abs(x) + 8) * _U)
+
+
+def _is_normal(v: np.ndarray) -> np.ndarray:
+    """Entries for which relative error bounds hold: zero or |v| >= 1e-290 (and finite)."""
+    a = np.abs(v)
+    return (a == 0) | ((a >= _NORMAL) & np.isfinite(a))
 
 
 def as_matrix(matrix: Any) -> np.ndarray:
@@ -160,8 +257,9 @@ def check_rows(Q: np.ndarray) -> tuple[bool, str]:
         return False, f"matrix[{i}][{j}] = {float(Q[i, j])!r} is negative"
     for i, row in enumerate(Q):
         s = math.fsum(row)
-        # fsum is exact for the binary floats; the decimals differ by <= 1.1e-16 each
-        if abs(s - 1.0) <= 1e-12 - len(row) * 2.3e-16:
+        # fsum is the correctly rounded sum of the binary floats; the decimals differ from
+        # them by at most 2^-53 relative each, i.e. by <= 1.2e-16 * s in all
+        if abs(s - 1.0) <= 1e-12 - 4.5e-16 * max(s, 1.0):
             continue
         total = sum((exact(v) for v in row), Fraction(0))
         if abs(total - 1) > ROW_TOL:
@@ -190,170 +288,345 @@ class _Tally:
         self.ok = False
 
 
-@lru_cache(maxsize=4096)
-def _exp_bounds_dec(x: Fraction) -> tuple[Decimal, Decimal]:
-    lo, hi = exp_bounds(x)
-    with localcontext() as ctx:
-        ctx.prec = 2 * _PREC
-        # lo/hi have at most ~70 significant digits: exact at this precision
-        return (Decimal(lo.numerator) / Decimal(lo.denominator), Decimal(hi.numerator) / Decimal(hi.denominator))
+def _doubtful(A_hi: np.ndarray, B_lo: np.ndarray, *parts: np.ndarray) -> np.ndarray:
+    """Where the enclosure ``A <= A_hi <= B_lo <= B`` does not prove ``A <= B``.
 
-
-def _dec(v: float) -> Decimal:
-    return Decimal(repr(float(v)))
-
-
-def _leq_scaled(a, b, eps: Fraction) -> bool:
-    """Exactly decide ``a <= e^eps * b`` for ``b >= 0``.
-
-    ``a`` and ``b`` are floats (read as the decimals they print as) or Fractions.
-    Floats go through :mod:`decimal` at 160 digits, where the product of a 70-digit
-    bound and a 17-digit entry is exact; Fractions through rational arithmetic.
-    A value inside the ~1e-58 interval around ``e^eps`` is not provable: refused.
+    ``parts`` are the float inputs the two sides were computed from; where any of them is
+    subnormal-ish the relative error bounds do not hold, so the exact path decides.
     """
-    if isinstance(a, Fraction) or isinstance(b, Fraction):
-        lo, hi = exp_bounds(eps)
-        a, b = Fraction(a) if not isinstance(a, Fraction) else a, Fraction(b) if not isinstance(b, Fraction) else b
-        if a <= lo * b:
-            return True
-        return False
-    lo_d, _hi_d = _exp_bounds_dec(eps)
-    with localcontext() as ctx:
-        ctx.prec = 160
-        return _dec(a) <= lo_d * _dec(b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        proven = A_hi <= B_lo
+    for p in parts:
+        proven &= _is_normal(p)
+    return ~proven
 
 
 def _check_groups(Q: np.ndarray, groups: Iterable[tuple[Sequence[int], Sequence[int], float]],
                   cols: Sequence[int], tally: _Tally) -> None:
-    """``max_{x in U} q[x] <= e^eps min_{x in L} q[x]`` for every listed column."""
+    """``max_{x in U} q[x] <= e^eps min_{x in L} q[x]`` for every listed column.
+
+    The float argmax/argmin are the exact ones (floats order like their decimals), so one
+    inequality per column decides the whole group.
+    """
+    cols = np.asarray(cols, dtype=int)
+    if not len(cols):
+        return
     for upper, lower, eps in groups:
         upper = np.asarray(upper, dtype=int)
         lower = np.asarray(lower, dtype=int)
-        if len(upper) == 0 or len(lower) == 0:
+        if len(upper) == 0 or len(lower) == 0 or math.isinf(eps):
             continue
         eps_x = exact(eps)
-        e_f = math.exp(eps)
         sub_u = Q[np.ix_(upper, cols)]
         sub_l = Q[np.ix_(lower, cols)]
         hi_idx = np.argmax(sub_u, axis=0)
         lo_idx = np.argmin(sub_l, axis=0)
-        for j, y in enumerate(cols):
-            a = sub_u[hi_idx[j], j]
-            b = sub_l[lo_idx[j], j]
-            tally.slack(e_f * b - a)
-            if a == 0:
-                continue
-            if a <= e_f * b * (1 - _MARGIN):
-                continue
-            if not _leq_scaled(float(a), float(b), eps_x):
-                tally.fail(f"column {y}: Q[{upper[hi_idx[j]]}][{y}] = {float(a)!r} > e^{eps!r} * "
-                           f"Q[{lower[lo_idx[j]]}][{y}] = {float(b)!r}")
+        a = sub_u[hi_idx, np.arange(len(cols))]
+        b = sub_l[lo_idx, np.arange(len(cols))]
+        with np.errstate(over="ignore"):
+            tally.slack(float(np.min(math.exp(min(eps, _EXP_CAP)) * b - a)))
+            doubt = (a != 0) & _doubtful(a * (1 + _REL), _exp_lower(eps) * b * (1 - _REL), a, b)
+        for j in np.flatnonzero(doubt):
+            if not _leq_scaled(float(a[j]), float(b[j]), eps_x):
+                y = int(cols[j])
+                tally.fail(f"column {y}: Q[{upper[hi_idx[j]]}][{y}] = {float(a[j])!r} > e^{eps!r} * "
+                           f"Q[{lower[lo_idx[j]]}][{y}] = {float(b[j])!r}")
+                return
+
+
+def _check_pair_list(Q: np.ndarray, xs: np.ndarray, xps: np.ndarray, budgets: np.ndarray,
+                     exact_budget: Callable[[int], Fraction], tally: _Tally, label: Callable[[int], str]) -> None:
+    """``q[x] <= e^{b} q[x']`` for listed pairs ``(xs[t], xps[t])`` with budgets ``budgets[t]``, every column.
+
+    A pair whose row maximum is below ``e^b`` times the other row's minimum holds on
+    every column at once (one enclosure); the other pairs are examined column by column
+    in chunks, and what the enclosures cannot prove is decided exactly.
+    """
+    if not len(xs):
+        return
+    k, m = Q.shape
+    row_max = Q.max(axis=1)
+    pos = np.where(Q > 0, Q, np.inf)
+    row_min_pos = pos.min(axis=1)
+    has_zero = (Q == 0).any(axis=1)
+    elo = np.array([_exp_lower(b) for b in budgets.tolist()])
+    with np.errstate(over="ignore", invalid="ignore"):
+        # no zero in row x' (else a column may need q[x] = 0): max q[x] <= e^b min q[x']
+        quick = ~has_zero[xps] & ~_doubtful(row_max[xs] * (1 + _REL), elo * row_min_pos[xps] * (1 - _REL),
+                                            row_max[xs], row_min_pos[xps])
+        quick |= row_max[xs] == 0
+        # a lower bound on the slack of the quickly settled pairs
+        if quick.any():
+            tally.slack(float(np.min(elo[quick] * np.where(has_zero[xps[quick]], 0.0, row_min_pos[xps[quick]])
+                                     - row_max[xs[quick]])))
+    rest = np.flatnonzero(~quick)
+    if not len(rest):
+        return
+    chunk = max(1, 4_000_000 // max(m, 1))
+    for start in range(0, len(rest), chunk):
+        sel = rest[start:start + chunk]
+        A = Q[xs[sel]]  # (n, m)
+        B = Q[xps[sel]]
+        e_lo = elo[sel][:, None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            rhs = e_lo * B
+            tally.slack(float(np.min(rhs - A)))
+            doubt = (A != 0) & _doubtful(A * (1 + _REL), rhs * (1 - _REL), A, B)
+        for t, y in zip(*np.nonzero(doubt)):
+            p = int(sel[t])
+            x, xp = int(xs[p]), int(xps[p])
+            if not _leq_scaled(float(A[t, y]), float(B[t, y]), exact_budget(p)):
+                tally.fail(f"column {y}: Q[{x}][{y}] = {float(A[t, y])!r} > e^{label(p)} * Q[{xp}][{y}] = "
+                           f"{float(B[t, y])!r}")
+                return
 
 
 def _check_pairs(Q: np.ndarray, E: np.ndarray, tally: _Tally) -> None:
     """``q[x] <= e^{E[x,x']} q[x']`` for every finite off-diagonal pair and column."""
-    k, m = Q.shape
+    k = Q.shape[0]
     finite = np.isfinite(E) & ~np.eye(k, dtype=bool)
-    if not finite.any():
-        return
-    with np.errstate(over="ignore"):
-        expE = np.where(finite, np.exp(np.where(finite, E, 0.0)), np.inf)
     xs, xps = np.nonzero(finite)
-    ex = expE[xs, xps]
-    for y in range(m):
-        q = Q[:, y]
-        a = q[xs]
-        b = q[xps]
-        rhs = ex * b
-        sl = rhs - a
-        if sl.size:
-            tally.slack(float(np.min(sl)))
-        doubt = (a > 0) & ~(a <= rhs * (1 - _MARGIN))
-        for t in np.flatnonzero(doubt):
-            x, xp = int(xs[t]), int(xps[t])
-            if not _leq_scaled(float(a[t]), float(b[t]), exact(E[x, xp])):
-                tally.fail(f"column {y}: Q[{x}][{y}] = {float(a[t])!r} > e^{E[x, xp]!r} * Q[{xp}][{y}] = {float(b[t])!r}")
-                return
+    budgets = E[xs, xps]
+    _check_pair_list(Q, xs, xps, budgets, lambda p: exact(budgets[p]), tally, lambda p: f"{budgets[p]!r}")
 
 
-def _check_lip(Q: np.ndarray, prior: np.ndarray, eps: float, delta: float, tally: _Tally) -> None:
-    """``e^-eps q[x] - delta <= P.q <= e^eps q[x] + delta`` for all x and columns."""
-    k, m = Q.shape
-    e_f = math.exp(eps)
-    eps_x = exact(eps)
-    delta_x = exact(delta)
-    P = np.asarray(prior, dtype=float)
-    s = P @ Q
-    for y in range(m):
-        q = Q[:, y]
-        # upper: q[x] <= e^eps (s + delta)
-        rhs1 = e_f * (s[y] + delta)
-        lhs2 = s[y] - delta
-        rhs2 = e_f * q
-        tally.slack(float(np.min(rhs1 - q)))
-        tally.slack(float(np.min(rhs2 - lhs2)))
-        d1 = (q > 0) & ~(q <= rhs1 * (1 - _MARGIN))
-        d2 = ~((lhs2 <= 0) | (lhs2 * (1 + _MARGIN) <= rhs2 * (1 - _MARGIN)))
-        if not (d1.any() or d2.any()):
+def _check_metric_edges(Q: np.ndarray, notion, tally: _Tally) -> None:
+    """Metric privacy needs only the edges: a path of edge constraints implies the pair."""
+    xs, xps, ws = [], [], []
+    for a, b, w in notion.edges:
+        if a == b:
             continue
-        s_x = sum((exact(P[i]) * exact(q[i]) for i in range(k) if P[i] != 0 and q[i] != 0), Fraction(0))
-        for x in np.flatnonzero(d1):
-            if not _leq_scaled(exact(q[x]), s_x + delta_x, eps_x):
-                tally.fail(f"column {y}: Q[{x}][{y}] = {float(q[x])!r} > e^{eps!r} * (P.q + delta) = {float(rhs1)!r}")
-                return
-        for x in np.flatnonzero(d2):
-            # s - delta <= e^eps q[x] + ... (the delta is already on the left)
-            if not _leq_scaled(s_x - delta_x, exact(q[x]), eps_x):
-                tally.fail(f"column {y}: P.q - delta = {float(lhs2)!r} > e^{eps!r} * Q[{x}][{y}] = {float(q[x])!r}")
-                return
+        xs += [a, b]
+        xps += [b, a]
+        ws += [w, w]
+    if not xs:
+        return
+    xs, xps, ws = np.array(xs, dtype=int), np.array(xps, dtype=int), np.array(ws, dtype=float)
+    eps = notion.epsilon
+    eps_x = exact(eps)
+    # the float product eps * w is within 3 * 2^-53 relative of the exact one: lower it by
+    # more than that, so e^(budget) stays a lower bound of e^(exact product)
+    _check_pair_list(Q, xs, xps, eps * ws * (1 - 4 * _U), lambda p: eps_x * exact(ws[p]), tally,
+                     lambda p: f"(eps*{ws[p]!r})")
 
 
-def _box_vertices_exact(lower: Sequence[float], upper: Sequence[float]) -> list[list[Fraction]]:
-    import itertools
+def _check_pairs_scaled(Q: np.ndarray, D: np.ndarray, eps: float, tally: _Tally) -> None:
+    """Metric privacy from a distance matrix: ``q[x] <= e^{eps D[x,x']} q[x']``."""
+    k = Q.shape[0]
+    finite = np.isfinite(D) & ~np.eye(k, dtype=bool)
+    xs, xps = np.nonzero(finite)
+    ds = D[xs, xps]
+    eps_x = exact(eps)
+    _check_pair_list(Q, xs, xps, eps * ds * (1 - 4 * _U), lambda p: eps_x * exact(ds[p]), tally, lambda p: f"(eps*{ds[p]!r})")
 
+
+def _column_sums(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P·q`` per column, and where its enclosure is valid (no subnormal entry or product)."""
+    s = P @ Q
+    pos_P = P[P > 0]
+    p_min = float(pos_P.min()) if len(pos_P) else 1.0
+    q_pos = np.where(Q > 0, Q, np.inf).min(axis=0)
+    # a product of two normal numbers may be subnormal: then relative bounds fail
+    ok = (q_pos * p_min >= _NORMAL) | ~np.isfinite(q_pos)
+    ok &= np.all(_is_normal(Q), axis=0) & np.all(Q >= 0, axis=0)
+    ok &= bool(np.all(_is_normal(P))) and bool(np.all(P >= 0))
+    return s, ok
+
+
+def _check_lip(Q: np.ndarray, prior: Sequence[Any], eps: float, delta: float, tally: _Tally,
+               prior_label: str = "") -> None:
+    """``e^-eps q[x] - delta <= P.q <= e^eps q[x] + delta`` for all x and columns.
+
+    The right-hand sides do not depend on x, so per column only ``max_x q[x]`` (upper
+    inequality) and ``min_x q[x]`` (lower inequality) matter — found exactly in floats.
+    ``prior`` may hold Fractions (vertices of a prior box): then the float prior is
+    within 2^-53 relative of it, which the enclosure allows for.
+    """
+    k, m = Q.shape
+    eps_x = exact(eps)
+    delta_x = exact(delta) if delta else Fraction(0)
+    Pf = np.array([float(p) for p in prior])
+    s, s_ok = _column_sums(Pf, Q)
+    rel_s = (k + 8) * _U
+    e_lo = _exp_lower(eps)
+    cols = np.arange(m)
+    hi_idx = np.argmax(Q, axis=0)
+    lo_idx = np.argmin(Q, axis=0)
+    qmax = Q[hi_idx, cols]
+    qmin = Q[lo_idx, cols]
+    d = float(delta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e_f = math.exp(min(eps, _EXP_CAP))
+        tally.slack(float(np.min(e_f * (s + d) - qmax)))
+        tally.slack(float(np.min(e_f * qmin + d - s)))
+        # upper: qmax <= e^eps (s + delta); s + delta has relative error <= rel_s
+        doubt1 = (qmax != 0) & (_doubtful(qmax * (1 + _REL), e_lo * (s + d) * (1 - rel_s), qmax) | ~s_ok)
+        # lower: s - delta <= e^eps qmin. The difference may cancel: bound it from above by
+        # (s (1 + rel) - delta (1 - rel)) plus the rounding of that subtraction
+        s_hi = s * (1 + rel_s)
+        d_lo = d * (1 - 4 * _U)
+        A_hi = (s_hi - d_lo) + 4 * _U * (s_hi + d_lo)
+        doubt2 = _doubtful(A_hi, e_lo * qmin * (1 - 4 * _U), qmin) | ~s_ok
+        if d and not _is_normal(np.array([d]))[0]:
+            doubt1 |= qmax != 0
+            doubt2[:] = True
+    need = np.flatnonzero(doubt1 | doubt2)
+    for y in need:
+        y = int(y)
+        s_x = _exact_dot(prior, Q[:, y])
+        with localcontext() as ctx:
+            _exact_context(ctx)
+            upper_rhs = s_x + _dec(delta_x) if delta else s_x
+            lower_lhs = s_x - _dec(delta_x) if delta else s_x
+        if doubt1[y] and not _leq_scaled(float(qmax[y]), upper_rhs, eps_x):
+            x = int(hi_idx[y])
+            tally.fail(f"column {y}: Q[{x}][{y}] = {float(qmax[y])!r} > e^{eps!r} * (P.q + delta) = "
+                       f"{float(e_f * (s[y] + d))!r}{prior_label}")
+            return
+        if doubt2[y] and lower_lhs > 0 and not _leq_scaled(lower_lhs, float(qmin[y]), eps_x):
+            x = int(lo_idx[y])
+            tally.fail(f"column {y}: P.q - delta = {float(lower_lhs)!r} > e^{eps!r} * Q[{x}][{y}] = "
+                       f"{float(qmin[y])!r}{prior_label}")
+            return
+
+
+def _box_extreme_priors(q: np.ndarray, lower: Sequence[float], upper: Sequence[float]) -> tuple[list, list]:
+    """Priors in ``{lower <= P <= upper, sum P = 1}`` minimising and maximising ``P·q``, exactly.
+
+    A continuous knapsack: start from ``lower`` and give the remaining mass to the inputs
+    with the smallest (largest) ``q`` first. Floats order like their decimals, so the
+    order is exact; the masses are computed in exact rational arithmetic.
+    """
     lo = [exact(v) for v in lower]
     hi = [exact(v) for v in upper]
-    k = len(lo)
-    out = set()
-    for j in range(k):
-        others = [i for i in range(k) if i != j]
-        for bits in itertools.product((0, 1), repeat=k - 1):
-            P = [Fraction(0)] * k
-            for i, bit in zip(others, bits):
-                P[i] = hi[i] if bit else lo[i]
-            P[j] = 1 - sum(P[i] for i in others)
-            if lo[j] <= P[j] <= hi[j]:
-                out.add(tuple(P))
-    return [list(p) for p in sorted(out)]
+    rest0 = 1 - sum(lo, Fraction(0))
+    out = []
+    for order in (np.argsort(q, kind="stable"), np.argsort(-q, kind="stable")):
+        P = list(lo)
+        rest = rest0
+        for i in order:
+            if rest <= 0:
+                break
+            add = min(hi[i] - lo[i], rest)
+            P[i] += add
+            rest -= add
+        out.append(P)
+    return out[0], out[1]
 
 
-def _check_lip_exact_prior(Q: np.ndarray, P: list[Fraction], eps: float, tally: _Tally) -> None:
-    """LIP check for a prior given as exact fractions (vertices of a box)."""
-    Pf = np.array([float(p) for p in P])
+def _check_bp_lip_box(Q: np.ndarray, notion, tally: _Tally) -> None:
+    """ε-LIP for every prior of a box ``lower <= P <= upper`` (intersected with the simplex).
+
+    ``q[x] <= e^ε P·q`` for every P iff it holds at the P minimising ``P·q``, and
+    ``P·q <= e^ε q[x]`` iff it holds at the P maximising it: two exact knapsacks per
+    column instead of every vertex of the box.
+    """
     k, m = Q.shape
-    e_f = math.exp(eps)
-    eps_x = exact(eps)
-    s = Pf @ Q
+    # the extreme priors depend on the column's order only; group columns by it is not
+    # worth it here: one knapsack per column, then the LIP check on that column
     for y in range(m):
         q = Q[:, y]
-        tally.slack(float(np.min(e_f * s[y] - q)))
-        tally.slack(float(np.min(e_f * q - s[y])))
-        d1 = (q > 0) & ~(q <= e_f * s[y] * (1 - _MARGIN))
-        d2 = ~((s[y] <= 0) | (s[y] * (1 + _MARGIN) <= e_f * q * (1 - _MARGIN)))
-        if not (d1.any() or d2.any()):
-            continue
-        s_x = sum((P[i] * exact(q[i]) for i in range(k) if P[i] != 0 and q[i] != 0), Fraction(0))
-        for x in np.flatnonzero(d1):
-            if not _leq_scaled(exact(q[x]), s_x, eps_x):
-                tally.fail(f"column {y}: Q[{x}][{y}] > e^{eps!r} * P.q for prior {Pf.tolist()!r}")
-                return
-        for x in np.flatnonzero(d2):
-            if not _leq_scaled(s_x, exact(q[x]), eps_x):
-                tally.fail(f"column {y}: P.q > e^{eps!r} * Q[{x}][{y}] for prior {Pf.tolist()!r}")
-                return
+        P_min, P_max = _box_extreme_priors(q, notion.lower, notion.upper)
+        sub = _Tally()
+        qcol = Q[:, [y]]
+        # upper inequality with P_min, lower with P_max (each a valid LIP check for its prior)
+        _check_lip_one_side(qcol, P_min, notion.epsilon, sub, upper=True)
+        _check_lip_one_side(qcol, P_max, notion.epsilon, sub, upper=False)
+        tally.slack(sub.worst)
+        if not sub.ok:
+            tally.fail(sub.detail.replace("column 0", f"column {y}") + " (for a prior of the box)")
+            return
+
+
+def _check_lip_one_side(qcol: np.ndarray, P: Sequence[Fraction], eps: float, tally: _Tally, *, upper: bool) -> None:
+    """One side of the ε-LIP condition (δ = 0) on a single column, exactly."""
+    sub = _Tally()
+    _check_lip(qcol, P, eps, 0.0, sub)
+    if sub.ok:
+        tally.slack(sub.worst)
+        return
+    # _check_lip tested both sides; decide the wanted side alone, exactly
+    eps_x = exact(eps)
+    q = qcol[:, 0]
+    s_x = _exact_dot(P, q)
+    if upper:
+        x = int(np.argmax(q))
+        if q[x] != 0 and not _leq_scaled(float(q[x]), s_x, eps_x):
+            tally.fail(f"column 0: Q[{x}][0] = {float(q[x])!r} > e^{eps!r} * P.q")
+    else:
+        x = int(np.argmin(q))
+        if s_x > 0 and not _leq_scaled(s_x, float(q[x]), eps_x):
+            tally.fail(f"column 0: P.q = {float(s_x)!r} > e^{eps!r} * Q[{x}][0] = {float(q[x])!r}")
 
 
 # -- per notion --------------------------------------------------------------------
+
+
+def _uldp_protected(Q: np.ndarray, sensitive: Sequence[int]) -> list[int]:
+    """Columns that must be protected: all but those with one non-zero entry, at a non-sensitive input."""
+    sens = set(int(s) for s in sensitive)
+    nz_count = (Q != 0).sum(axis=0)
+    first = np.argmax(Q != 0, axis=0)
+    return [y for y in range(Q.shape[1]) if not (nz_count[y] == 1 and int(first[y]) not in sens)]
+
+
+def _check_ldp(Q, notion, tally):
+    idx = list(range(Q.shape[0]))
+    _check_groups(Q, [(idx, idx, notion.epsilon)], range(Q.shape[1]), tally)
+
+
+def _check_block(Q, notion, tally):
+    _check_groups(Q, [(list(b), list(b), notion.epsilon) for b in notion.blocks if len(b) > 1], range(Q.shape[1]),
+                  tally)
+
+
+def _check_high_low(Q, notion, tally):
+    idx = list(range(Q.shape[0]))
+    _check_groups(Q, [(list(notion.sensitive), idx, notion.epsilon)], range(Q.shape[1]), tally)
+
+
+def _check_uldp(Q, notion, tally):
+    idx = list(range(Q.shape[0]))
+    _check_groups(Q, [(idx, idx, notion.epsilon)], _uldp_protected(Q, notion.sensitive), tally)
+
+
+def _check_eldp(Q, notion, tally):
+    _check_pairs(Q, np.asarray(notion.matrix, dtype=float), tally)
+
+
+def _check_metric(Q, notion, tally):
+    if notion.edges is not None:
+        _check_metric_edges(Q, notion, tally)
+    else:
+        _check_pairs_scaled(Q, np.asarray(notion.distance, dtype=float), notion.epsilon, tally)
+
+
+def _check_lip_notion(Q, notion, tally):
+    _check_lip(Q, np.asarray(notion.prior, dtype=float), notion.epsilon, notion.delta, tally)
+
+
+def _check_bp_lip(Q, notion, tally):
+    if notion.lower is not None:
+        _check_bp_lip_box(Q, notion, tally)
+    else:
+        for i, P in enumerate(notion.priors):
+            _check_lip(Q, np.asarray(P, dtype=float), notion.epsilon, 0.0, tally, f" (prior {i})")
+            if not tally.ok:
+                return
+
+
+#: the exact checker of every notion, by name: independent of the constraint builders
+CHECKERS: dict[str, Callable[[np.ndarray, Any, _Tally], None]] = {
+    "ldp": _check_ldp,
+    "wc_lip": _check_ldp,
+    "block": _check_block,
+    "high_low": _check_high_low,
+    "uldp": _check_uldp,
+    "eldp": _check_eldp,
+    "metric": _check_metric,
+    "lip": _check_lip_notion,
+    "bp_lip": _check_bp_lip,
+}
 
 
 def check_notion(matrix: Any, notion) -> Check:
@@ -362,82 +635,21 @@ def check_notion(matrix: Any, notion) -> Check:
     k, m = Q.shape
     name = notion.name
     tally = _Tally()
-    all_cols = list(range(m))
-    idx = list(range(k))
     if notion.k is not None and notion.k != k:
         raise InputError("matrix", f"has {k} rows but notion {name!r} is over {notion.k} inputs")
-    if name in ("ldp", "wc_lip"):
-        _check_groups(Q, [(idx, idx, notion.epsilon)], all_cols, tally)
-    elif name == "block":
-        _check_groups(Q, [(list(b), list(b), notion.epsilon) for b in notion.blocks if len(b) > 1], all_cols, tally)
-    elif name == "high_low":
-        _check_groups(Q, [(list(notion.sensitive), idx, notion.epsilon)], all_cols, tally)
-    elif name == "uldp":
-        sens = set(notion.sensitive)
-        protected = []
-        for y in range(m):
-            nz = np.flatnonzero(Q[:, y] > 0)
-            if not (len(nz) == 1 and int(nz[0]) not in sens):
-                protected.append(y)
-        _check_groups(Q, [(idx, idx, notion.epsilon)], protected, tally)
-    elif name == "eldp":
-        _check_pairs(Q, np.asarray(notion.matrix, dtype=float), tally)
-    elif name == "metric":
-        if notion.edges is not None:
-            _check_metric_edges(Q, notion, tally)
-        else:
-            D = np.asarray(notion.distance, dtype=float)
-            _check_pairs_scaled(Q, D, notion.epsilon, tally)
-    elif name == "lip":
-        _check_lip(Q, np.asarray(notion.prior), notion.epsilon, notion.delta, tally)
-    elif name == "bp_lip":
-        if notion.lower is not None and k <= 16:
-            for P in _box_vertices_exact(notion.lower, notion.upper):
-                _check_lip_exact_prior(Q, P, notion.epsilon, tally)
-        else:
-            for P in notion.priors:
-                _check_lip(Q, np.asarray(P), notion.epsilon, 0.0, tally)
-    else:  # pragma: no cover - every notion is handled above
+    checker = CHECKERS.get(name)
+    if checker is None:
         raise InputError("notion", f"no exact check for notion {name!r}")
+    if np.any(Q < 0):
+        # the notions are stated for channels; negative entries fail the row check anyway
+        # and would void the enclosures' sign assumptions: decide on the clipped matrix
+        # nothing (the certificate already fails on rows)
+        tally.fail("the matrix has negative entries")
+    else:
+        checker(Q, notion, tally)
     achieved = notion.achieved(Q)
     return Check(name, float(notion.budget), float(achieved), float(tally.worst) if math.isfinite(tally.worst) else 0.0,
                  tally.ok, tally.detail)
-
-
-def _check_metric_edges(Q: np.ndarray, notion, tally: _Tally) -> None:
-    """Metric privacy needs only the edges: a path of edge constraints implies the pair."""
-    k, m = Q.shape
-    for a, b, w in notion.edges:
-        if a == b:
-            continue
-        arg = exact(notion.epsilon) * exact(w)
-        e_f = math.exp(float(arg))
-        for x, xp in ((a, b), (b, a)):
-            qa, qb = Q[x], Q[xp]
-            sl = e_f * qb - qa
-            tally.slack(float(np.min(sl)))
-            doubt = (qa > 0) & ~(qa <= e_f * qb * (1 - _MARGIN))
-            for y in np.flatnonzero(doubt):
-                if not _leq_scaled(float(qa[y]), float(qb[y]), arg):
-                    tally.fail(f"column {y}: Q[{x}][{y}] = {float(qa[y])!r} > e^(eps*{w!r}) * Q[{xp}][{y}]")
-                    return
-
-
-def _check_pairs_scaled(Q: np.ndarray, D: np.ndarray, eps: float, tally: _Tally) -> None:
-    k, m = Q.shape
-    for x in range(k):
-        for xp in range(k):
-            if x == xp or not math.isfinite(D[x, xp]):
-                continue
-            arg = exact(eps) * exact(D[x, xp])
-            e_f = math.exp(float(arg))
-            qa, qb = Q[x], Q[xp]
-            tally.slack(float(np.min(e_f * qb - qa)))
-            doubt = (qa > 0) & ~(qa <= e_f * qb * (1 - _MARGIN))
-            for y in np.flatnonzero(doubt):
-                if not _leq_scaled(float(qa[y]), float(qb[y]), arg):
-                    tally.fail(f"column {y}: Q[{x}][{y}] > e^(eps*d) * Q[{xp}][{y}]")
-                    return
 
 
 def verify(matrix: Any, notions: Sequence[Any]) -> Certificate:
@@ -449,13 +661,14 @@ def verify(matrix: Any, notions: Sequence[Any]) -> Certificate:
         The channel, rows = inputs. Entries are read as the exact decimals their
         floats print as.
     notions : sequence of Notion
-        Bound notions (see :func:`mechopt.load_problem` or ``Notion.bind``).
+        Bound notions (see :func:`mechopt.load_problem` or ``Notion.bind``). At least
+        one: a channel with no privacy claim is not "verified".
 
     Returns
     -------
     Certificate
-        ``verified`` is True iff every entry is >= 0, every row sums to 1 within
-        1e-12 (exactly computed), and every notion holds exactly.
+        ``verified`` is True iff there is at least one notion, every entry is >= 0, every
+        row sums to 1 within 1e-12 (exactly computed), and every notion holds exactly.
 
     Examples
     --------
@@ -471,9 +684,11 @@ def verify(matrix: Any, notions: Sequence[Any]) -> Certificate:
     Q = as_matrix(matrix)
     rows_ok, detail = check_rows(Q)
     checks = tuple(check_notion(Q, n) for n in notions)
-    ok = rows_ok and all(c.ok for c in checks)
+    ok = rows_ok and all(c.ok for c in checks) and len(checks) > 0
     if not detail:
         bad = [c for c in checks if not c.ok]
         if bad:
             detail = f"{bad[0].notion}: {bad[0].detail}"
+        elif not checks:
+            detail = "no privacy claim to verify (a mechanism must claim at least one notion)"
     return Certificate(ok, rows_ok, checks, "exact", detail)
