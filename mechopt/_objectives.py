@@ -105,6 +105,27 @@ def estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
     return float(np.trace(B @ Jinv @ B.T))
 
 
+def objective_scale(obj: Objective) -> float:
+    """The size of the objective's natural range, against which gaps are judged.
+
+    The largest loss (expected loss, Bayes risk), the second moment of ``f`` (MMSE),
+    1 (histogram MSE: a sum of probabilities), the prior's entropy (mutual information,
+    nats). A relative gap ``gap / max(|value|, scale)`` then means the same for a loss in
+    metres or in kilometres, and an objective near 0 is not judged against itself.
+    """
+    P = obj.prior
+    if obj.kind in ("expected_loss", "bayes_risk"):
+        return float(np.max(np.abs(obj.loss))) if obj.loss is not None and obj.loss.size else 1.0
+    if obj.kind == "mmse":
+        return float(P @ obj.values**2)
+    if obj.kind == "histogram_mse":
+        return 1.0
+    if obj.kind == "mutual_information":
+        pos = P[P > 0]
+        return float(-(pos * np.log(pos)).sum())
+    return 0.0
+
+
 def evaluate(obj: Objective, Q: np.ndarray) -> float:
     """The objective of a channel, in its natural units (lower is better except MI).
 

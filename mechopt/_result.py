@@ -56,6 +56,7 @@ class SolveResult:
             return f"{self.status}: {self.message}"
         t = self.timings.get("total", 0.0)
         gap = "n/a" if self.gap is None else f"{self.gap:.3g}"
+        bound = "none proven" if self.bound is None else f"{self.bound:.10g}"
         m = self.mechanism
-        return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} (bound {self.bound:.10g}, gap {gap}); "
+        return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} (bound {bound}, gap {gap}); "
                 f"{len(m.inputs)} inputs x {len(m.outputs)} outputs; verified exactly; {t:.2f} s")

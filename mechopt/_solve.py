@@ -12,13 +12,15 @@ import numpy as np
 from ._errors import InputError, MechoptError, SolverError
 from ._mechanism import Mechanism
 from ._notions import LDP, LIP, ULDP
-from ._objectives import column_utility, evaluate, offset_sign
+from ._objectives import column_utility, evaluate, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers._design import certified_design, design_cvxpy, design_frank_wolfe
+from .solvers._design import DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe
 from .solvers._labeled import solve_labeled
 from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
-from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
+from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
+from .solvers._safe_bound import ray_upper_bound
+from .solvers._structure import BUDGET_CAP
 from .solvers._repair import repair
 
 
@@ -54,6 +56,13 @@ def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -
 
 
 DESIGN_CVXPY_MAX_RAYS = 40_000
+#: the values of ``solve(method=...)``
+METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw")
+
+#: a labeled LP's answer is "optimal" when the proven gap is at most this (relative, see _finish)
+LABELED_REL_GAP = 1e-7
+#: the same for the ray LP and column generation (SPEC §3)
+RAYS_REL_GAP = 1e-9
 
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
@@ -100,6 +109,12 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     """
     if not isinstance(problem, Problem):
         problem = load_problem(problem)
+    if method not in METHODS:
+        raise InputError("method", f"unknown method {method!r}; expected one of {list(METHODS)}")
+    if backend != "auto":
+        from .solvers._backends import get_backend
+
+        get_backend(backend)  # an unknown back-end is bad input, raised before any solving
     show = (not quiet) if progress is None else progress
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -117,9 +132,17 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         timings.setdefault("total", time.perf_counter() - t0)
 
 
-def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float, timings: dict, stats: dict,
-            *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "") -> SolveResult:
-    """Repair, verify exactly, measure, and wrap in a Mechanism."""
+def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
+            stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
+            rel_gap: float = RAYS_REL_GAP) -> SolveResult:
+    """Repair, verify exactly, measure, and wrap in a Mechanism.
+
+    ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
+    information); the status is ``optimal`` only when ``proven`` and the gap between the
+    exported channel's objective and that bound is at most ``rel_gap`` times
+    ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
+    else ``feasible`` with the gap.
+    """
     obj = problem.objective
     t = time.perf_counter()
     before = evaluate(obj, Q)
@@ -139,6 +162,16 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
                                 "cost": abs(after - before), "attempts": rep.attempts})
     if bound is not None and not math.isfinite(bound):
         bound = None  # no proven bound (JSON has no infinities)
+    conflict = False
+    if bound is not None:
+        # a proven bound cannot be beaten by a verified channel: the objective is evaluated
+        # in floating point, so a hair's breadth either way is rounding; more is a bug
+        beyond = (bound - after) if obj.minimize else (after - bound)
+        if beyond > 0:
+            if beyond <= 1e-12 * max(abs(after), objective_scale(obj), 1e-300):
+                bound = after
+            else:
+                conflict = True
     gap = abs(after - bound) if bound is not None else None
     objective = {"kind": obj.kind, "value": after, "bound": bound, "gap": gap, **{
         k: v for k, v in obj.to_spec().items() if k != "kind"}}
@@ -147,7 +180,14 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     cert["repair_cost"] = abs(after - before)
     mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
                      {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
-    status = "optimal" if proven else "feasible"
+    closed = gap is not None and gap <= rel_gap * max(abs(after), objective_scale(obj)) and not conflict
+    status = "optimal" if (proven and closed) else "feasible"
+    if conflict:
+        message = (f"the exported channel's {obj.kind} {after!r} is better than the proven bound {bound!r}: "
+                   "a bug, please report the problem")
+    if proven and not closed and not message:
+        message = ("no bound could be proven" if gap is None else
+                   f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")
     return SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message, stats)
 
 
@@ -164,33 +204,62 @@ def _jsonable(v: Any) -> bool:
 def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) -> SolveResult:
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
-    invertible: dict[int, int] = {}
+    invertible: dict[int, list[int]] = {}
     uldp = [n for n in problem.notions if isinstance(n, ULDP)]
+    sens: set[int] = set()
     if uldp:
+        # any output may be invertible at any non-sensitive input (Murakami & Kawamoto, Def. 2)
         sens = set().union(*[set(u.sensitive) for u in uldp])
-        for y, label in enumerate(problem.outputs):
-            if label in problem.inputs and problem.inputs.index(label) not in sens:
-                invertible[y] = problem.inputs.index(label)
+        owners = [x for x in range(k) if x not in sens]
+        if owners:
+            invertible = {y: owners for y in range(m)}
     cost = obj.prior[:, None] * obj.loss
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
-                        square=square, prior=obj.prior, loss=obj.loss)
+                        square=square, prior=obj.prior, loss=obj.loss,
+                        gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj))
     timings["solve"] = time.perf_counter() - t
     if sol.status != "optimal":
-        return _fail(sol.status, f"the LP is {sol.status}: {sol.message}" if sol.status == "infeasible"
-                     else f"LP solver failed ({sol.status}): {sol.message}", timings, sol.stats)
+        # the constant channel meets every notion: a labeled problem is never infeasible
+        return _constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})")
     mix = None
+    Q = sol.Q
     if invertible:
-        # the MILP chose each candidate's role: mix only into the protected columns
+        # the MILP chose each column's role: mix only into the protected columns
         from .solvers._repair import clean
 
-        sens = set().union(*[set(u.sensitive) for u in uldp])
-        Qc = clean(sol.Q, 1e-12)
-        mix = np.array([not (np.count_nonzero(Qc[:, y]) == 1 and int(np.flatnonzero(Qc[:, y])[0]) not in sens)
+        Q = clean(sol.Q, 1e-12)
+        mix = np.array([not (np.count_nonzero(Q[:, y]) == 1 and int(np.flatnonzero(Q[:, y])[0]) not in sens)
                         for y in range(m)])
-        sol.Q = Qc
-    return _finish(problem, sol.Q, tuple(problem.outputs), sol.objective, timings, sol.stats, mix_columns=mix)
+    res = _finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
+                  rel_gap=LABELED_REL_GAP)
+    if res.status == "error":
+        return _constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound)
+    return res
+
+
+def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str,
+                       bound: float | None = None) -> SolveResult:
+    """The best constant channel (every row the same point mass): feasible under every notion.
+
+    Used when the solver fails; the status is ``feasible`` with whatever bound was proven.
+    """
+    obj = problem.objective
+    k = problem.k
+    if problem.free_outputs:
+        Q = np.ones((k, 1))
+        outputs: tuple[str, ...] = ("y0",)
+    else:
+        m = len(problem.outputs)
+        y = int(np.argmin(obj.prior @ obj.loss))
+        Q = np.zeros((k, m))
+        Q[:, y] = 1.0
+        outputs = tuple(problem.outputs)
+    stats = dict(stats, fallback=why)
+    res = _finish(problem, Q, outputs, bound, timings, stats, proven=False,
+                  message=f"{why}; exported the best constant channel instead")
+    return res
 
 
 def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
@@ -256,7 +325,10 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         if estimate is not None and estimate > MAX_ENUMERATED:
             raise SolverError(f"about {estimate} extreme rays: too many to enumerate; "
                               "use method='colgen' (mmse on LIP/LDP) or fewer inputs")
-        V, inv = enumerate_rays(list(problem.notions), k)
+        # budgets above BUDGET_CAP are left out (a relaxation: its rays give a valid bound,
+        # and the channel is repaired into the full notions at a cost of about m e^-30)
+        relaxed = relax_notions(list(problem.notions), k, BUDGET_CAP)
+        V, inv = enumerate_rays(relaxed, k)
         timings["rays"] = time.perf_counter() - t
         # every notion's cone contains the constant column, so with free outputs the
         # constant channel is always feasible: an empty or infeasible ray set means
@@ -264,17 +336,19 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         lost = ("the extreme rays found cannot make rows sum to 1, yet the constant channel satisfies every "
                 "notion: rays were lost in the floating-point double description (please report the problem)")
         if V.shape[1] == 0:
-            return _fail("error", lost, timings)
+            return _constant_fallback(problem, timings, {}, lost)
+        V = V / V.max(axis=0, keepdims=True)  # rays of any scale: largest entry 1
         mu = column_utility(obj, V)
         t = time.perf_counter()
         sol = solve_ray_lp(V, mu, backend=lp_backend)
         timings["solve"] = time.perf_counter() - t
         if sol.status != "optimal":
-            msg = lost if sol.status == "infeasible" else f"ray LP failed: {sol.message}"
-            return _fail("error", msg, timings)
+            msg = lost if sol.status == "infeasible" else f"the ray LP failed: {sol.message}"
+            return _constant_fallback(problem, timings, {}, msg)
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
-        upper = sol.value
+        d = sol.stats.get("duals")
+        upper = ray_upper_bound(V, mu, d) if d is not None else math.inf
         proven = True
     keep = w > 1e-13 * max(1.0, w.max())
     Q = V[:, keep] * w[keep]
@@ -289,7 +363,12 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     bound = offset + sign * upper
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     mix = ~inv_cols if inv_cols.any() else None
-    return _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
+    if Q.shape[1] == 0:
+        return _constant_fallback(problem, timings, stats, "the ray LP's weights are all zero", bound=bound)
+    res = _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
+    if res.status == "error":
+        return _constant_fallback(problem, timings, stats, res.message, bound=bound)
+    return res
 
 
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
@@ -357,4 +436,5 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
     stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"},
              "support": int(keep.sum())}
     mix = ~inv_cols if inv_cols.any() else None
-    return _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven)
+    return _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
+                   rel_gap=DESIGN_REL_GAP)

@@ -28,6 +28,8 @@ def _cmd_solve(args) -> int:
         print(f"mechopt: {result.status}: {result.message}", file=sys.stderr)
         return 1
     result.mechanism.save(args.output)
+    if result.message:
+        print(f"mechopt: note: {result.message}", file=sys.stderr)
     print(result.summary() + f" -> {args.output}")
     return 0
 

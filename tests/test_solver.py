@@ -868,7 +868,9 @@ def test_labeled_uldp_with_only_non_sensitive_outputs_is_solved():
     assert r.bound == pytest.approx(1 / 3 + 1 / (3 * math.e), abs=1e-9)
 
 
-def test_infeasible_is_a_status_and_exit_code_1_with_one_line(tmp_path, capsys, monkeypatch):
+def test_a_solver_that_says_infeasible_gives_a_verified_constant_channel(tmp_path, capsys, monkeypatch):
+    """A labeled problem always has a feasible channel (every row the same point mass): a
+    solver's "infeasible" is the solver's failure, reported as such, never the problem's."""
     import mechopt._solve as S
     from mechopt.solvers._labeled import LabeledSolution
 
@@ -879,17 +881,19 @@ def test_infeasible_is_a_status_and_exit_code_1_with_one_line(tmp_path, capsys, 
     problem = {"k": 3, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "expected_loss"}}
     r = solve(problem, quiet=True)
-    assert r.status == "infeasible" and r.mechanism is None and not r.ok
-    assert "infeasible" in r.message
+    assert r.status == "feasible" and r.ok and r.certificate.verified
+    assert "solver failed" in r.message and "constant channel" in r.message
+    assert r.bound is None and r.objective == pytest.approx(2 / 3)
+    assert np.array_equal(r.mechanism.matrix, np.array([[1.0, 0, 0], [1.0, 0, 0], [1.0, 0, 0]]))
     ppath = tmp_path / "p.json"
     ppath.write_text(json.dumps(problem))
     mpath = tmp_path / "mech.json"
     capsys.readouterr()
-    assert cli_main(["solve", str(ppath), "-o", str(mpath), "--quiet"]) == 1
+    assert cli_main(["solve", str(ppath), "-o", str(mpath), "--quiet"]) == 0
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "infeasible" in lines[0] and "Traceback" not in err
-    assert not mpath.exists()
+    assert len(lines) == 1 and "constant channel" in lines[0] and "Traceback" not in err
+    assert mpath.exists()
 
 
 def test_free_outputs_never_report_infeasible_when_rays_are_lost(monkeypatch):
@@ -899,7 +903,8 @@ def test_free_outputs_never_report_infeasible_when_rays_are_lost(monkeypatch):
     monkeypatch.setattr(S, "enumerate_rays", lambda notions, k: (np.array([[1.0], [0.0], [0.0]]), np.zeros(1, bool)))
     r = solve({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "mutual_information"}}, quiet=True)
-    assert r.status == "error" and "constant channel" in r.message
+    assert r.status == "feasible" and r.certificate.verified and "rays were lost" in r.message
+    assert r.objective == pytest.approx(0.0, abs=1e-15) and r.bound is None
 
 
 #: found by benchmarks/fuzz.py: E[3][0] = 0 (q3 <= q0 in every column) with rows summing
@@ -978,16 +983,17 @@ def test_cli_verify_subprocess_and_tamper(tmp_path):
 
 @pytest.mark.parametrize("outputs,kind", [("inputs", "expected_loss"), ("free", "mutual_information"),
                                           ("free", "mmse")])
-def test_missing_backend_is_an_error_status(outputs, kind):
+def test_missing_backend_is_bad_input(outputs, kind):
+    from mechopt import InputError
+
     obj = {"kind": kind, **({"values": [0, 1, 2]} if kind == "mmse" else {})}
-    r = solve({"k": 3, "outputs": outputs, "privacy": [{"notion": "ldp", "epsilon": 1.0}], "objective": obj},
+    with pytest.raises(InputError, match="NO_SUCH_SOLVER"):
+        solve({"k": 3, "outputs": outputs, "privacy": [{"notion": "ldp", "epsilon": 1.0}], "objective": obj},
               backend="cvxpy:NO_SUCH_SOLVER", quiet=True)
-    assert r.status == "error" and r.mechanism is None
-    assert "NO_SUCH_SOLVER" in r.message
 
 
 def test_wrong_solver_answer_is_caught_by_the_exact_check(monkeypatch):
-    """A back-end that returns a non-private 'optimum' yields status 'error', not a file."""
+    """A back-end that returns a non-private 'optimum' is caught: its channel is never exported."""
     import mechopt._solve as S
     from mechopt.solvers._raylp import RaySolution
 
@@ -999,7 +1005,9 @@ def test_wrong_solver_answer_is_caught_by_the_exact_check(monkeypatch):
     monkeypatch.setattr(S, "solve_ray_lp", liar)
     r = solve({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "mutual_information"}}, quiet=True)
-    assert r.status == "error" and r.mechanism is None
+    # the liar's channel is refused by the exact check; what is exported is the constant channel
+    assert r.status == "feasible" and "could not be repaired" in r.message and "constant channel" in r.message
+    assert r.certificate.verified and r.mechanism.matrix.shape[1] == 1
 
 
 def test_numerical_failure_is_an_error_status(monkeypatch):

@@ -7,6 +7,7 @@ used through the ``cvxpy:NAME`` adapter.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ class LPSolution:
     objective: float | None
     message: str = ""
     backend: str = ""
+    ub_duals: np.ndarray | None = None  # marginals of the <= rows (<= 0 for a minimisation)
 
 
 class HighsAdapter:
@@ -53,11 +55,13 @@ class HighsAdapter:
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=self.method,
                       options=options)
         status = self.STATUS_MAP.get(res.status, "error")
-        duals = None
+        duals = ub_duals = None
         if status == "optimal" and getattr(res, "eqlin", None) is not None:
             duals = np.asarray(res.eqlin.marginals, dtype=float)
+        if status == "optimal" and getattr(res, "ineqlin", None) is not None:
+            ub_duals = np.asarray(res.ineqlin.marginals, dtype=float)
         return LPSolution(status, res.x if status == "optimal" else None, duals,
-                          float(res.fun) if status == "optimal" else None, str(res.message), self.name)
+                          float(res.fun) if status == "optimal" else None, str(res.message), self.name, ub_duals)
 
 
     def solve_milp(self, c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, *, time_limit=None) -> LPSolution:
@@ -73,7 +77,8 @@ class HighsAdapter:
         options = {"mip_rel_gap": 1e-9}
         if time_limit:
             options["time_limit"] = float(time_limit)
-        res = milp(c, constraints=cons, integrality=integrality, bounds=Bounds(lo, hi), options=options)
+        with _quiet_stdout():  # HiGHS's MIP solver prints debugging lines on the C-level stdout
+            res = milp(c, constraints=cons, integrality=integrality, bounds=Bounds(lo, hi), options=options)
         status = {0: "optimal", 1: "error", 2: "infeasible", 3: "unbounded", 4: "error"}.get(res.status, "error")
         if status != "optimal":
             return LPSolution(status, None, None, None, str(res.message), "highs-milp")
@@ -105,8 +110,10 @@ class CvxpyAdapter:
             cons.append(x[np.flatnonzero(fin_lo)] >= lo[fin_lo])
         if fin_hi.any():
             cons.append(x[np.flatnonzero(fin_hi)] <= hi[fin_hi])
+        ub = None
         if A_ub is not None and A_ub.shape[0]:
-            cons.append(sp.csr_matrix(A_ub) @ x <= b_ub)
+            ub = sp.csr_matrix(A_ub) @ x <= b_ub
+            cons.append(ub)
         eq = None
         if A_eq is not None and A_eq.shape[0]:
             eq = sp.csr_matrix(A_eq) @ x == b_eq
@@ -120,7 +127,33 @@ class CvxpyAdapter:
         if status != "optimal":
             return LPSolution(status, None, None, None, str(prob.status), self.name)
         duals = -np.asarray(eq.dual_value, dtype=float) if eq is not None and eq.dual_value is not None else None
-        return LPSolution("optimal", np.asarray(x.value, dtype=float), duals, float(prob.value), "", self.name)
+        ub_duals = None
+        if ub is not None and ub.dual_value is not None:
+            ub_duals = -np.asarray(ub.dual_value, dtype=float)
+        return LPSolution("optimal", np.asarray(x.value, dtype=float), duals, float(prob.value), "", self.name,
+                          ub_duals)
+
+
+@contextlib.contextmanager
+def _quiet_stdout():
+    """Silence file descriptor 1 (C-level writes) for the duration; Python's stdout is flushed first."""
+    import os
+    import sys
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no real descriptor (captured): nothing to silence
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
 
 
 def _bounds_arrays(bounds, n):
@@ -140,5 +173,11 @@ def get_backend(name: str = "highs"):
     if name in BACKENDS:
         return HighsAdapter(name)
     if name.startswith("cvxpy:"):
-        return CvxpyAdapter(name.split(":", 1)[1])
+        solver = name.split(":", 1)[1]
+        import cvxpy as cp
+
+        if solver.upper() not in cp.installed_solvers():
+            raise InputError("backend", f"cvxpy has no installed solver {solver!r}; installed: "
+                             f"{sorted(cp.installed_solvers())}")
+        return CvxpyAdapter(solver)
     raise InputError("backend", f"unknown back-end {name!r}; expected one of {list(BACKENDS)} or 'cvxpy:SOLVER'")

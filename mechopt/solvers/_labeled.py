@@ -14,6 +14,7 @@ components when the notions allow it.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -23,7 +24,9 @@ import scipy.sparse as sp
 from .._notions import ULDP, ColumnConstraints, Notion, _eldp_rows, _group_matrix
 from ._backends import get_backend
 from ._repair import tied_rows
-from ._structure import column_system, components
+from ._safe_bnb import safe_mip_bound
+from ._safe_bound import lp_lower_bound
+from ._structure import BUDGET_CAP, column_system, components
 
 
 @dataclass
@@ -33,6 +36,7 @@ class LabeledSolution:
     objective: float | None
     message: str
     stats: dict
+    bound: float = -math.inf  # a safe lower bound on the optimum
 
 
 def _column_block(A: sp.csr_matrix, cols: np.ndarray, m: int, row0: int):
@@ -123,16 +127,16 @@ def _factored_block(A_q: sp.csr_matrix, A_s: sp.csr_matrix, W: np.ndarray, cols:
     return ineq, nc * nf, nc * nw, eq, nc * nw
 
 
-def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int], *,
-             reduce: bool = True):
+def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, list[int]], *,
+             reduce: bool = True, budget_cap: float = BUDGET_CAP):
     """Assemble ``(c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats, integrality)``.
 
     Variables: ``Q[x, y]`` at ``x*m + y``, then auxiliaries. ``invertible`` maps an
-    output column to the one input it may carry mass from when it is used as ULDP's
-    invertible output. Whether it is, is a binary ``r_y`` (a MILP): ``r_y = 1``
-    relaxes ULDP's LDP group on that column (``u - e^ε l <= r_y``; entries are <= 1)
-    and forces every other entry to zero (``Q[x, y] <= 1 - r_y``); ``r_y = 0`` makes
-    it protected. Other notions hold on every column either way.
+    output column to the inputs it may carry mass from when it is used as one of ULDP's
+    invertible outputs (Murakami & Kawamoto, Def. 2: any non-sensitive input). Which role
+    each output takes is chosen by binaries (a MILP, see the comments below). Other
+    notions hold on every column either way. Every variable of some optimal solution
+    lies in [0, 1] (entries, their maxima and minima, the LIP forms ``P·q``).
     """
     uldp = [n for n in notions if isinstance(n, ULDP)]
     others = [n for n in notions if not isinstance(n, ULDP)]
@@ -140,9 +144,9 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     prot_cols = np.array([y for y in range(m) if y not in invertible], dtype=int)
     all_cols = np.arange(m)
     if uldp and len(cand):
-        systems = [(column_system(others, k, reduce=reduce), all_cols)] if others else []
+        systems = [(column_system(others, k, reduce=reduce, budget_cap=budget_cap), all_cols)] if others else []
     else:
-        systems = [(column_system(notions, k, reduce=reduce), all_cols)]
+        systems = [(column_system(notions, k, reduce=reduce, budget_cap=budget_cap), all_cols)]
     n_q = k * m
     R, C, V, B = [], [], [], []
     row = 0
@@ -179,7 +183,7 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     binaries = np.zeros(0, dtype=int)
     extra_cost = None
     if uldp and len(cand):
-        groups = [g for u in uldp for g in u.groups(k)]
+        groups = [g for u in uldp for g in u.groups(k) if g[2] <= budget_cap]
         stats["groups"] += len(groups)
         # protected-only columns: the plain group
         (r, c, v), nrows, naux = _group_block(groups, prot_cols, m, k, row, aux)
@@ -187,19 +191,26 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         B.append(np.zeros(nrows))
         row += nrows
         aux += naux
-    if uldp and len(cand) and (reduce or not others):
-        # candidate columns, split: Q[:, y] = p_y + a_y e_owner with p_y protected (the
-        # group, unrelaxed) and a_y the invertible mass; r_y = 1 empties p_y, r_y = 0
-        # empties a_y. Its LP relaxation is much tighter than relaxing the ratio rows by
-        # r_y (the big-M form below), so branch and bound needs far fewer nodes. Alone,
-        # ULDP lets the variables Q[x, y] of a candidate column hold p_y (a_y is added
-        # back by solve_labeled); with other notions, which must hold on the whole
-        # column, p_y has its own variables and Q = p + a e_owner are equality rows.
-        n_bin = len(cand)
-        owners = np.array([invertible[int(y)] for y in cand], dtype=int)
+        # candidate columns, split: Q[:, y] = p_y + sum_j a_j e_{x_j} over the pairs j = (y, x_j)
+        # of this output with a non-sensitive owner x_j; p_y protected (the group, unrelaxed)
+        # and a_j the invertible mass; binaries r_j pick at most one role per output
+        # (sum_j r_j <= 1, p_y <= 1 - sum_j r_j, a_j <= r_j). The relaxation is the convex
+        # hull of each column's union of roles, so branch and bound needs few nodes.
+        # Without loss of generality an input uses at most one invertible output (two
+        # can be merged into the cheaper): sum over its pairs of r_j <= 1, a valid cut.
+        # Alone, ULDP lets the variables Q[x, y] of a candidate column hold p_y (the a_j
+        # are added back by solve_labeled); with other notions, which must hold on the
+        # whole column, p_y has its own variables and Q = p + sum a e are equality rows.
+        pairs = [(int(y), int(x)) for y in cand for x in invertible[int(y)]]
+        n_c = len(cand)
+        n_p = len(pairs)
+        col_of = {int(y): j for j, y in enumerate(cand)}
+        pj_col = np.array([col_of[y] for y, _ in pairs], dtype=int)
+        pj_owner = np.array([x for _, x in pairs], dtype=int)
+        pj_out = np.array([y for y, _ in pairs], dtype=int)
         if others:
-            p_base, p_stride, p_cols = aux, n_bin, np.arange(n_bin)  # p[x, j] at aux + x*n_bin + j
-            aux += k * n_bin
+            p_base, p_stride, p_cols = aux, n_c, np.arange(n_c)  # p[x, j] at aux + x*n_c + j
+            aux += k * n_c
         else:
             p_base, p_stride, p_cols = 0, m, cand
         (r, c, v), nrows, naux = _group_block(groups, p_cols, p_stride, k, row, aux, base=p_base)
@@ -207,64 +218,45 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         B.append(np.zeros(nrows))
         row += nrows
         aux += naux
-        a_vars = aux + np.arange(n_bin)
-        binaries = aux + n_bin + np.arange(n_bin)
-        aux += 2 * n_bin
-        xs = np.tile(np.arange(k), n_bin)
-        js = np.repeat(np.arange(n_bin), k)
+        a_vars = aux + np.arange(n_p)
+        binaries = aux + n_p + np.arange(n_p)
+        aux += 2 * n_p
+        # p[x, y] + sum_{j of y} r_j <= 1 for every x
+        xs = np.tile(np.arange(k), n_c)
+        js = np.repeat(np.arange(n_c), k)
         p_vars = p_base + xs * p_stride + p_cols[js]
-        # p[x, y] + r_y <= 1 for every x;  a_y - r_y <= 0
-        rr = row + np.arange(k * n_bin)
-        R += [rr, rr]
-        C += [p_vars, binaries[js]]
-        V += [np.ones(k * n_bin), np.ones(k * n_bin)]
-        B.append(np.ones(k * n_bin))
-        row += k * n_bin
-        rr = row + np.arange(n_bin)
+        rows_p = row + js * k + xs  # row of (x, column j)
+        R.append(rows_p), C.append(p_vars), V.append(np.ones(k * n_c))
+        pr = np.repeat(np.arange(n_p), k)  # pair t, every x
+        R.append(row + pj_col[pr] * k + np.tile(np.arange(k), n_p)), C.append(binaries[pr]), V.append(np.ones(n_p * k))
+        B.append(np.ones(k * n_c))
+        row += k * n_c
+        # a_j - r_j <= 0
+        rr = row + np.arange(n_p)
         R += [rr, rr]
         C += [a_vars, binaries]
-        V += [np.ones(n_bin), -np.ones(n_bin)]
-        B.append(np.zeros(n_bin))
-        row += n_bin
+        V += [np.ones(n_p), -np.ones(n_p)]
+        B.append(np.zeros(n_p))
+        row += n_p
+        # one role per output, one invertible output per input
+        R.append(row + pj_col), C.append(binaries), V.append(np.ones(n_p))
+        B.append(np.ones(n_c))
+        row += n_c
+        owners_u, owner_idx = np.unique(pj_owner, return_inverse=True)
+        R.append(row + owner_idx), C.append(binaries), V.append(np.ones(n_p))
+        B.append(np.ones(len(owners_u)))
+        row += len(owners_u)
         if others:
-            # Q[x, y_j] - p[x, j] - [x = owner_j] a_j = 0; row (x, j) is eq_row + j*k + x
-            er = eq_row + np.arange(k * n_bin)
-            ER += [er, er, eq_row + np.arange(n_bin) * k + owners]
+            # Q[x, y_j] - p[x, j] - sum_{pairs t of column j, owner x} a_t = 0; row (x, j) is eq_row + j*k + x
+            er = eq_row + js * k + xs
+            ER += [er, er, eq_row + pj_col * k + pj_owner]
             EC += [xs * m + cand[js], p_vars, a_vars]
-            EV += [np.ones(k * n_bin), -np.ones(k * n_bin), -np.ones(n_bin)]
-            eq_row += k * n_bin
+            EV += [np.ones(k * n_c), -np.ones(k * n_c), -np.ones(n_p)]
+            eq_row += k * n_c
         else:
-            ER.append(owners), EC.append(a_vars), EV.append(np.ones(n_bin))
-            extra_cost = (a_vars, cost[owners, cand])
-            stats["split_mass"] = (a_vars, owners, cand)
-    elif uldp and len(cand):
-        # candidate columns: the group, its last rows relaxed by r_y
-        n_bin = len(cand)
-        (r, c, v), nrows, naux = _group_block(groups, cand, m, k, row, aux)
-        bin0 = aux + naux
-        binaries = bin0 + np.arange(n_bin)
-        R.append(r), C.append(c), V.append(v)
-        B.append(np.zeros(nrows))
-        # rows u - e^eps l <= 0 are the last n_bin rows of each group's block
-        per_group = nrows // len(groups)
-        for gi in range(len(groups)):
-            last = row + (gi + 1) * per_group - n_bin + np.arange(n_bin)
-            R.append(last), C.append(binaries), V.append(-np.ones(n_bin))
-        row += nrows
-        aux += naux + n_bin
-        # Q[x, y] + r_y <= 1 for x other than the owner
-        rr, cc, vv = [], [], []
-        for j, y in enumerate(cand):
-            owner = invertible[int(y)]
-            xs = np.array([x for x in range(k) if x != owner], dtype=int)
-            rows_here = row + np.arange(len(xs))
-            rr += [rows_here, rows_here]
-            cc += [xs * m + y, np.full(len(xs), binaries[j])]
-            vv += [np.ones(len(xs)), np.ones(len(xs))]
-            row += len(xs)
-            B.append(np.ones(len(xs)))
-        if rr:
-            R.append(np.concatenate(rr)), C.append(np.concatenate(cc)), V.append(np.concatenate(vv))
+            ER.append(pj_owner), EC.append(a_vars), EV.append(np.ones(n_p))
+            extra_cost = (a_vars, cost[pj_owner, pj_out])
+        stats["split_mass"] = (a_vars, pj_owner, pj_out, not others)
     n = aux
     A_ub = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))), shape=(row, n))
     b_ub = np.concatenate(B) if B else np.zeros(0)
@@ -283,78 +275,180 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     return c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats, integrality
 
 
-def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int] | None = None,
-                  *, backend: str = "auto", reduce: bool = True, square: bool = False,
-                  prior: np.ndarray | None = None, loss: np.ndarray | None = None) -> LabeledSolution:
-    """Solve the labeled LP (per independent component when possible).
+def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
+                  invertible: dict[int, list[int]] | None = None, *, backend: str = "auto", reduce: bool = True,
+                  square: bool = False, prior: np.ndarray | None = None, loss: np.ndarray | None = None,
+                  budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0) -> LabeledSolution:
+    """Solve the labeled LP (per independent component when possible), with a safe bound.
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
     solved over the orbits of the problem's symmetry group (:mod:`._symmetry`).
+    ``LabeledSolution.bound`` is a rigorous lower bound on the optimum
+    (:func:`._safe_bound.lp_lower_bound` on the dual of an LP that is the problem itself
+    or a relaxation of it), ``-inf`` when none could be proven. A solver failure is
+    retried with the other HiGHS method, then with budgets above 20 left out (a looser
+    relaxation); the status says what failed if nothing works. ``gap_tol`` is the absolute
+    gap at which a MILP's bound is good enough (ULDP's roles).
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
     if reduce and square and not invertible and prior is not None and loss is not None:
-        sol = _solve_symmetric(notions, k, cost, prior, loss, backend)
-        if sol is not None:
+        sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap)
+        if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
     comps = components(notions, k) if (reduce and not invertible) else [np.arange(k)]
     Q = np.zeros((k, m))
     total = 0.0
+    bound = 0.0
     stats: dict = {"components": len(comps), "rows": 0, "variables": 0, "pairs_before": 0, "pairs_after": 0,
                    "groups": 0, "build_s": 0.0, "lp_s": 0.0}
     for comp in comps:
-        tb = time.perf_counter()
         sub = [_Restricted(n, comp, k) for n in notions] if len(comps) > 1 else notions
-        kc = len(comp)
-        c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost[comp], invertible,
-                                                                           reduce=reduce)
-        ties = tied_rows(sub, kc) if not integrality.any() else []
-        tie_map = None
-        if ties:
-            # rows forced equal (zero budgets): one shared row of variables per group
-            c, A_ub, b_ub, A_eq, b_eq, bounds, tie_map = _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, kc, m, ties)
-            stats["tied_rows"] = stats.get("tied_rows", 0) + sum(len(g) - 1 for g in ties)
-        for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
-            stats[key] += st[key]
-        stats["build_s"] += time.perf_counter() - tb
-        name = backend
-        if backend == "auto":
-            name = "highs-ipm" if st["variables"] > 1000 else "highs"
-        adapter = get_backend(name)
-        tl = time.perf_counter()
-        if integrality.any():
-            stats["binaries"] = st["binaries"]
-            adapter = get_backend("highs")
-            sol = adapter.solve_milp(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality)
-            if sol.status == "optimal":
-                # the MILP's binaries are integral only to its feasibility tolerance
-                # (r = 1 - 1e-8 leaves 1e-8 of protected mass in an invertible column,
-                # which no repair can fix): fix the roles and re-solve the LP
-                ints = integrality == 1
-                fixed = np.array(bounds, dtype=float)
-                fixed[ints, 0] = fixed[ints, 1] = np.round(sol.x[ints])
-                lp = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, fixed)
-                if lp.status == "optimal":
-                    sol = lp
-        else:
-            sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
-        stats["lp_s"] += time.perf_counter() - tl
-        stats["backend"] = adapter.name
-        if sol.status != "optimal":
-            return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
-        x = sol.x if tie_map is None else tie_map @ sol.x
-        Qc = x[:n_q].reshape(kc, m).copy()
-        if "split_mass" in st:  # ULDP candidate columns: p_y + a_y e_owner
-            a_vars, owners, cand = st["split_mass"]
-            Qc[owners, cand] += x[a_vars]
-        Q[comp] = Qc
-        total += sol.objective
+        part = None
+        tries = [(budget_cap, backend)] + ([(budget_cap, "other"), (min(budget_cap, 20.0), "other")]
+                                           if backend == "auto" else [(min(budget_cap, 20.0), backend)])
+        for cap, method in tries:
+            part = _solve_component(sub, len(comp), m, cost[comp], invertible, method, reduce, cap, stats,
+                                    gap_tol / len(comps))
+            if part.status == "optimal":
+                break
+        if part.status != "optimal":
+            stats["total_s"] = time.perf_counter() - t0
+            return LabeledSolution("error", None, None, part.message, stats)
+        Q[comp] = part.Q
+        total += part.objective
+        bound += part.bound
     stats["total_s"] = time.perf_counter() - t0
-    return LabeledSolution("optimal", Q, total, "", stats)
+    return LabeledSolution("optimal", Q, total, "", stats, bound)
 
 
-def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution | None:
+def _greedy_roles(r: np.ndarray, owners: np.ndarray, outs: np.ndarray) -> np.ndarray:
+    """0/1 roles from fractional ones: pairs by decreasing ``r``, each output and input once."""
+    roles = np.zeros(len(r))
+    used_out, used_in = set(), set()
+    for j in np.argsort(-r, kind="stable"):
+        if r[j] <= 0.5:
+            break
+        y, x = int(outs[j]), int(owners[j])
+        if y in used_out or x in used_in:
+            continue
+        roles[j] = 1.0
+        used_out.add(y)
+        used_in.add(x)
+    return roles
+
+
+#: every variable of some optimal solution of build_lp's LP lies in [0, 1]
+_BOX = (0.0, 1.0)
+
+
+def _safe(c, A_ub, b_ub, A_eq, b_eq, sol) -> float:
+    n = len(c)
+    return lp_lower_bound(c, A_ub, b_ub, A_eq, b_eq, np.full(n, _BOX[0]), np.full(n, _BOX[1]),
+                          sol.ub_duals, sol.eq_duals)
+
+
+def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend: str, reduce: bool,
+                     cap: float, stats: dict, gap_tol: float = 0.0) -> LabeledSolution:
+    """One component's LP (or MILP): primal channel, objective and safe bound."""
+    tb = time.perf_counter()
+    c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost, invertible, reduce=reduce,
+                                                                       budget_cap=cap)
+    milp = bool(integrality.any())
+    ties = tied_rows(sub, kc) if not milp else []
+    exact_ties = tied_rows(sub, kc, exact=True) if not milp else []
+    data = (c, A_ub, b_ub, A_eq, b_eq, bounds)
+    tie_map = None
+    if ties:
+        # rows forced equal (budgets below float resolution): one shared row of variables per group
+        *data, tie_map = _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, kc, m, ties)
+        stats["tied_rows"] = stats.get("tied_rows", 0) + sum(len(g) - 1 for g in ties)
+    for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
+        stats[key] += st[key]
+    stats["build_s"] += time.perf_counter() - tb
+    if backend == "other":
+        name = "highs-ds" if st["variables"] > 1000 else "highs-ipm"
+    elif backend == "auto":
+        name = "highs-ipm" if st["variables"] > 1000 else "highs"
+    else:
+        name = backend
+    adapter = get_backend(name)
+    tl = time.perf_counter()
+    if milp:
+        stats["binaries"] = st["binaries"]
+        ints = integrality == 1
+        # the LP relaxation first: when its roles are already 0/1 it is the MILP's optimum
+        # (often so: each column's roles are written as their convex hull), and its safe
+        # bound is the MILP's
+        relax = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
+        roles = None
+        if relax.status == "optimal":
+            # round the relaxation's roles (a greedy matching: largest first, one per output
+            # and per input); if the LP with those roles meets the relaxation's safe bound,
+            # no branching is needed
+            r = relax.x[ints]
+            roles = _greedy_roles(r, st["split_mass"][1], st["split_mass"][2])
+            fixed = np.array(bounds, dtype=float)
+            fixed[ints, 0] = fixed[ints, 1] = roles
+            trial = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, fixed)
+            root = _safe(c, A_ub, b_ub, A_eq, b_eq, relax)
+            if trial.status == "optimal" and root >= trial.objective - max(gap_tol, 1e-9 * abs(trial.objective)):
+                sol, stats["roles_from"] = trial, "rounded lp relaxation"
+            else:
+                roles = None
+        if roles is None:
+            sol = get_backend("highs").solve_milp(*data, integrality)
+            roles, stats["roles_from"] = (np.round(sol.x[ints]) if sol.status == "optimal" else None), "milp"
+        if roles is not None and stats["roles_from"] == "milp":
+            # binaries are integral only to a feasibility tolerance (r = 1 - 1e-8 leaves 1e-8
+            # of protected mass in an invertible column, which no repair can fix): fix the
+            # roles and re-solve the LP
+            fixed = np.array(bounds, dtype=float)
+            fixed[ints, 0] = fixed[ints, 1] = roles
+            lp = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, fixed)
+            if lp.status == "optimal":
+                sol = lp
+        # the safe bound: the LP relaxation's, and if it leaves a gap, branch and bound on
+        # safe node bounds (HiGHS's own MIP bound is only as good as its tolerances)
+        safe = -math.inf
+        if sol.status == "optimal":
+            tol = max(gap_tol, 1e-9 * abs(sol.objective))
+            root = _safe(c, A_ub, b_ub, A_eq, b_eq, relax) if relax.status == "optimal" else -math.inf
+            if root >= sol.objective - tol:
+                safe = root
+            else:
+                safe, bb = safe_mip_bound(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, float(sol.objective), tol)
+                stats["safe_bnb_nodes"] = stats.get("safe_bnb_nodes", 0) + bb["nodes"]
+    else:
+        sol = adapter.solve(*data)
+        safe = -math.inf
+        if sol.status == "optimal":
+            if len(ties) == len(exact_ties) and all(np.array_equal(a, b) for a, b in zip(ties, exact_ties)):
+                safe = _safe(*data[:5], sol)
+            else:
+                # some ties restrict (budgets in (0, 1e-12)): the bound comes from the LP with
+                # only the exact ties (zero budgets), which is the problem itself
+                d2 = (c, A_ub, b_ub, A_eq, b_eq, bounds)
+                if exact_ties:
+                    *d2, _ = _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, kc, m, exact_ties)
+                other = adapter.solve(*d2)
+                if other.status == "optimal":
+                    safe = _safe(*d2[:5], other)
+    stats["lp_s"] += time.perf_counter() - tl
+    stats["backend"] = adapter.name
+    if sol.status != "optimal":
+        return LabeledSolution("error", None, None, f"{adapter.name}: {sol.message} ({sol.status})", stats)
+    x = sol.x if tie_map is None else tie_map @ sol.x
+    Qc = x[:n_q].reshape(kc, m).copy()
+    if "split_mass" in st:
+        a_vars, owners, outs, alone = st["split_mass"]
+        if alone:  # ULDP alone: the candidate columns' variables hold the protected part only
+            np.add.at(Qc, (owners, outs), x[a_vars])
+    return LabeledSolution("optimal", Qc, float(sol.objective), "", stats, safe)
+
+
+def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_CAP) -> LabeledSolution | None:
     """The orbit LP, or None when the problem has no usable symmetry."""
     from ._structure import column_system
     from ._symmetry import automorphisms, orbit_reduce
@@ -362,7 +456,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
     if any(n.name not in ("eldp", "metric") for n in notions):
         return None
     tb = time.perf_counter()
-    sysm = column_system(notions, k)
+    sysm = column_system(notions, k, budget_cap=budget_cap)
     if sysm.groups:
         return None
     E_pruned = np.full((k, k), np.inf)
@@ -378,7 +472,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
     t_sym = time.perf_counter() - tb
     if len(perms) <= 1:
         return None
-    c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, _ = build_lp(notions, k, k, cost, {})
+    c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, _ = build_lp(notions, k, k, cost, {}, budget_cap=budget_cap)
     c_r, A_r, b_r, E_r, be_r, S = orbit_reduce(A_ub, b_ub, A_eq, b_eq, c, k, perms)
     stats = {"components": 1, "rows": A_r.shape[0], "variables": A_r.shape[1], "rows_full": st["rows"],
              "variables_full": st["variables"], "symmetries": len(perms), "pairs_before": sysm.n_pairs_before,
@@ -393,7 +487,9 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
     if sol.status != "optimal":
         return LabeledSolution(sol.status, None, None, f"{adapter.name}: {sol.message}", stats)
     Q = (S @ sol.x).reshape(k, k)
-    return LabeledSolution("optimal", Q, float(sol.objective), "", stats)
+    # orbit variables are channel entries: the box [0, 1] holds; the orbit LP's optimum is
+    # the full LP's (average an optimal channel over the group), so its bound is valid
+    return LabeledSolution("optimal", Q, float(sol.objective), "", stats, _safe(c_r, A_r, b_r, E_r, be_r, sol))
 
 
 def _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, k, m, ties):

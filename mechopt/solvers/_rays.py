@@ -265,6 +265,33 @@ def _satisfies(v: np.ndarray, notions: list[Notion]) -> bool:
     return all(n.achieved(Q) <= n.budget * (1 + 1e-12) + 1e-12 for n in notions)
 
 
+def relax_notions(notions: list[Notion], k: int, cap: float) -> list[Notion]:
+    """The notions with every budget above ``cap`` left out (a relaxation of the cone).
+
+    E-LDP-type budgets above the cap become ``inf`` (pairwise), clique notions, LIP and
+    BP-LIP with ε above it are dropped, and so is ULDP (its protected columns become
+    unconstrained, which covers its invertible ones).
+    """
+    from .._notions import BPLIP, ELDP, HighLowLDP, MetricLDP
+
+    out: list[Notion] = []
+    for n in notions:
+        eps = getattr(n, "epsilon", None)
+        if isinstance(n, (ELDP, MetricLDP)):
+            E = n.eldp_matrix(k)
+            if np.any(np.isfinite(E) & (E > cap)):
+                E = np.where(E > cap, np.inf, E)
+                if np.isfinite(E[~np.eye(k, dtype=bool)]).any():
+                    out.append(ELDP(E))
+                continue
+            out.append(n)
+        elif isinstance(n, (LDP, BlockLDP, HighLowLDP, ULDP, LIP, BPLIP)) and eps is not None and eps > cap:
+            continue
+        else:
+            out.append(n)
+    return out
+
+
 def enumerate_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarray]:
     """Extreme rays of the problem's (possibly non-convex ULDP) set of columns.
 

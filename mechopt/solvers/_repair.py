@@ -39,7 +39,7 @@ def clean(Q: np.ndarray, zero_tol: float = 1e-15) -> np.ndarray:
 TIE_BELOW = 1e-12
 
 
-def tied_rows(notions, k: int) -> list[np.ndarray]:
+def tied_rows(notions, k: int, *, exact: bool = False) -> list[np.ndarray]:
     """Groups of inputs whose rows every feasible channel has identical.
 
     A zero budget ``q[x] <= e^0 q[x']`` on every column, with both rows summing to 1,
@@ -47,7 +47,15 @@ def tied_rows(notions, k: int) -> list[np.ndarray]:
     LDP, block, high-low and LIP-type notions, tie rows this way. Mixing cannot repair
     a tie that a solver left 1e-12 apart, but averaging the tied rows makes them equal
     as floats, which every later step (mixing without renormalising) keeps.
+
+    With ``exact``, only the ties a zero budget forces are returned (budgets in
+    ``(0, TIE_BELOW)`` tie rows as a restriction otherwise).
     """
+    below = 0.0 if exact else TIE_BELOW
+
+    def small(v) -> bool:
+        return v <= 0.0 if exact else v < below
+
     parent = list(range(k))
 
     def find(a: int) -> int:
@@ -62,7 +70,7 @@ def tied_rows(notions, k: int) -> list[np.ndarray]:
     for n in notions:
         name = getattr(n, "name", "")
         eps = getattr(n, "epsilon", None)
-        if name in ("lip", "bp_lip") and eps is not None and eps < TIE_BELOW and getattr(n, "delta", 0) == 0:
+        if name in ("lip", "bp_lip") and eps is not None and small(eps) and getattr(n, "delta", 0) == 0:
             for x in range(1, k):
                 union(0, x)
             continue
@@ -70,7 +78,7 @@ def tied_rows(notions, k: int) -> list[np.ndarray]:
             # at ε = 0 a sensitive input's row is one constant protected column c with
             # sum 1, every other row matches c on the protected outputs and so has no
             # mass left for invertible ones: all rows are equal
-            if eps is not None and eps < TIE_BELOW and len(getattr(n, "sensitive", ())) and k > 1:
+            if eps is not None and small(eps) and len(getattr(n, "sensitive", ())) and k > 1:
                 for x in range(1, k):
                     union(0, x)
             continue
@@ -83,7 +91,7 @@ def tied_rows(notions, k: int) -> list[np.ndarray]:
         # budgets below TIE_BELOW are under float resolution: e^1e-15 - 1 is a few ulps,
         # so no float matrix can be repaired onto them; such rows are tied (a restriction
         # that costs at most about that budget in utility)
-        xs, xps = np.nonzero((E < TIE_BELOW) & ~np.eye(k, dtype=bool))
+        xs, xps = np.nonzero(((E <= 0) if exact else (E < TIE_BELOW)) & ~np.eye(k, dtype=bool))
         for a, b in zip(xs.tolist(), xps.tolist()):
             union(a, b)
     groups: dict[int, list[int]] = {}

@@ -19,6 +19,7 @@ Reductions (each one is exact — it never changes the feasible set):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,8 +80,21 @@ def prune_pairs(E_pairs: np.ndarray, E_known: np.ndarray) -> np.ndarray:
     return out
 
 
-def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include_uldp: bool = True) -> ColumnSystem:
-    """Combine all notions into the conditions on a protected column."""
+#: budgets above this are left out of the LPs (a relaxation: the bound stays valid) —
+#: e^30 = 1.1e13 next to 1 in a row is as much as an LP solver's tolerances can carry
+#: (HiGHS treats |a| >= 1e15 as infinite: e^34.5); a channel optimal without them is
+#: repaired into them by mixing at a cost of about m e^-30 (see solvers/_repair.py)
+BUDGET_CAP = 30.0
+
+
+def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include_uldp: bool = True,
+                  budget_cap: float = math.inf) -> ColumnSystem:
+    """Combine all notions into the conditions on a protected column.
+
+    Conditions whose budget exceeds ``budget_cap`` are left out (a relaxation).
+    """
+    from .._notions import _group_matrix
+
     groups = []
     E_groups = np.full((k, k), np.inf)
     E_pairs = np.full((k, k), np.inf)
@@ -92,13 +106,18 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
     for n in notions:
         if isinstance(n, ULDP) and not include_uldp:
             continue
+        eps = getattr(n, "epsilon", None)
+        if isinstance(n, (LIP, BPLIP)) and eps is not None and eps > budget_cap:
+            continue
         cc = n.column_constraints(k)
         if cc.groups:
-            groups.extend(cc.groups)
-            E_groups = np.minimum(E_groups, cc.eldp)
+            kept = tuple(g for g in cc.groups if g[2] <= budget_cap)
+            groups.extend(kept)
+            E_groups = np.minimum(E_groups, _group_matrix(k, kept))
         elif cc.eldp is not None:
             # E-LDP given pairwise (eldp, metric): the pruning below keeps what is needed
-            E_pairs = np.minimum(E_pairs, cc.eldp)
+            E = np.where(cc.eldp > budget_cap, np.inf, cc.eldp)
+            E_pairs = np.minimum(E_pairs, E)
         elif cc.factored is not None:
             fq.append(cc.factored[0])
             fs.append(cc.factored[1])
