@@ -202,8 +202,15 @@ class Mechanism:
         p = Path(path)
         if not p.exists():
             raise InputError(str(path), "file does not exist")
+        from ._problem import MAX_DEPTH, MAX_FILE_BYTES, _nesting_depth
+
+        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(str(path), f"is {p.stat().st_size} bytes; files up to {MAX_FILE_BYTES} bytes are read")
         try:
-            doc = json.loads(p.read_text(), parse_constant=_reject_constant)
+            text = p.read_text()
+            if _nesting_depth(text) > MAX_DEPTH:
+                raise InputError(str(path), f"nests deeper than {MAX_DEPTH} levels (lists and objects)")
+            doc = json.loads(text, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
             raise InputError(str(path), f"is not valid JSON: {err}") from None
         except UnicodeDecodeError as err:

@@ -87,21 +87,27 @@ def _prior(values: Any, k: int | None, where: str) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
-def _exact_sum_check(P: np.ndarray, eps: float, where: str) -> None:
-    """With a budget below float resolution, LIP needs a prior summing to exactly 1.
+def _exact_sum_check(P: np.ndarray, eps: float, where: str, delta: float = 0.0) -> None:
+    """The prior as written must leave LIP satisfiable: ``e^-ε - δ <= sum P <= e^ε + δ`` exactly.
 
-    The constant channel meets ε-LIP iff ``e^-ε <= sum P <= e^ε`` for the prior as
-    written (exact decimals); at ε = 0 a prior like ``[1/3, 1/3, 1/3]`` in floats sums
-    to 0.9999999999999999 and no channel at all satisfies it.
+    A prior is accepted when it sums to 1 within 1e-9, but LIP reads its decimals exactly:
+    every output column needs ``P·q <= e^ε q[x] + δ`` for all x, so (weighting by P) a sum
+    above ``e^ε`` leaves no channel at all when δ = 0 — at ε = 1e-10 a prior summing to
+    1 + 5e-10 is infeasible. The constant channel is feasible exactly when the bounds
+    above hold, so they are checked here, exactly.
     """
-    if eps >= 1e-12:
-        return
     from fractions import Fraction
 
+    from ._verify import exp_bounds
+
     total = sum((Fraction(repr(float(v))) for v in P), Fraction(0))
-    if total != 1:
-        raise InputError(where, f"sums to {float(total)!r} as written; with epsilon < 1e-12 LIP is satisfiable "
-                         "only if the prior's decimals sum to exactly 1")
+    if total == 1:
+        return
+    e_lo, _ = exp_bounds(Fraction(repr(float(eps))))
+    d = Fraction(repr(float(delta)))
+    if not (1 / e_lo - d <= total <= e_lo + d):
+        raise InputError(where, f"sums to {float(total)!r} as written; with epsilon = {eps!r} LIP is satisfiable only "
+                         "if the sum is within a factor e^epsilon of 1: write the prior's decimals to sum to 1")
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,8 @@ def _eldp_rows(E: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
     n = len(xs)
     rows = np.repeat(np.arange(n), 2)
     cols = np.column_stack([xs, xps]).ravel()
-    vals = np.column_stack([np.ones(n), -np.exp(E[xs, xps])]).ravel()
+    with np.errstate(over="ignore"):  # budgets beyond 709: e^E = inf, a row that never binds
+        vals = np.column_stack([np.ones(n), -np.exp(E[xs, xps])]).ravel()
     return sp.csr_matrix((vals, (rows, cols)), shape=(n, k)), np.zeros(n)
 
 
@@ -719,12 +726,12 @@ class LIP(Notion):
         if self.prior is None:
             raise InputError("prior", "LIP needs a prior (a list of probabilities, one per input)")
         p = _prior(self.prior, None, "prior")
-        _exact_sum_check(p, self.epsilon, "prior")
-        p.setflags(write=False)
-        object.__setattr__(self, "prior", p)
         d = _eps(self.delta, "delta")
         if d > 1:
             raise InputError("delta", f"must be in [0, 1], got {d!r}")
+        _exact_sum_check(p, self.epsilon, "prior", d)
+        p.setflags(write=False)
+        object.__setattr__(self, "prior", p)
         object.__setattr__(self, "delta", d)
 
     @property
@@ -1018,6 +1025,24 @@ def notion_from_spec(spec: Any, inputs: Sequence[str], where: str = "privacy") -
     kwargs = {k: v for k, v in spec.items() if k != "notion"}
     try:
         notion = NOTION_TYPES[kind](**kwargs)
-        return notion.bind(list(inputs))
+        notion = notion.bind(list(inputs))
+        _refuse_vacuous(notion, len(inputs))
+        return notion
     except InputError as err:
         raise InputError(f"{where}.{err.field}", err.rule) from None
+
+
+def _refuse_vacuous(notion: Notion, k: int) -> None:
+    """Empty parameter lists are refused, the same way for every notion.
+
+    An empty ``sensitive`` list (high-low, ULDP) or ``edges`` list (metric) would
+    silently claim privacy while allowing the identity channel, so each is an error.
+    (An explicit E matrix of ``inf`` or blocks of one input each say "no constraint" in
+    so many words and are accepted; one input, k = 1, has nothing to protect.)
+    """
+    if k <= 1:
+        return
+    if isinstance(notion, (HighLowLDP, ULDP)) and not notion.sensitive:
+        raise InputError("sensitive", "must name at least one sensitive input (else the notion constrains nothing)")
+    if isinstance(notion, MetricLDP) and notion.edges is not None and not notion.edges:
+        raise InputError("edges", "must list at least one edge [a, b, length] (else the notion constrains nothing)")

@@ -23,6 +23,15 @@ OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "b
 SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
 LOSSES = ("hamming", "absolute", "squared")
 
+#: documented input limits, checked before anything large is allocated
+#: (docs/limits in the README): the number of inputs of any problem; the size k x m of a
+#: labeled channel; k for objectives and notions that carry a k x k matrix
+MAX_INPUTS = 100_000
+MAX_LABELED_ENTRIES = 16_000_000
+MAX_MATRIX_INPUTS = 5_000
+#: problem and mechanism files larger than this are refused unread (bytes)
+MAX_FILE_BYTES = 512 * 2**20
+
 
 @dataclass(frozen=True)
 class Objective:
@@ -172,6 +181,8 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
     if kind not in OBJECTIVES:
         raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {list(OBJECTIVES)}")
     k = len(inputs)
+    if "p0" in spec and "prior" in spec:
+        raise InputError("objective.p0", "give either 'prior' or 'p0' (the same field under two names), not both")
     key = "p0" if "p0" in spec else "prior"
     if key in spec:
         prior = _prior(spec[key], k, f"objective.{key}")
@@ -218,6 +229,25 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
     return Objective(kind, prior, loss, values, loss_name)
 
 
+def _check_sizes(doc: dict, k: int, outputs) -> None:
+    """Refuse problems too large for the documented limits, before building any matrix."""
+    if outputs != "free":
+        m = len(outputs)
+        if k * m > MAX_LABELED_ENTRIES:
+            raise InputError("outputs", f"a labeled channel of {k} inputs x {m} outputs has {k * m} entries; at most "
+                             f"{MAX_LABELED_ENTRIES} are supported (use fewer labels, or free outputs)")
+    obj = doc.get("objective")
+    if isinstance(obj, dict) and obj.get("kind") == "bayes_risk" and k > MAX_MATRIX_INPUTS:
+        raise InputError("objective.kind", f"bayes_risk carries a k x k loss matrix: at most {MAX_MATRIX_INPUTS} "
+                         f"inputs are supported, got {k}")
+    priv = doc.get("privacy")
+    for i, p in enumerate(priv if isinstance(priv, list) else [priv]):
+        if isinstance(p, dict) and ("matrix" in p or "distance" in p) and k > MAX_MATRIX_INPUTS:
+            key = "matrix" if "matrix" in p else "distance"
+            raise InputError(f"privacy[{i}].{key}", f"a k x k budget matrix is supported up to {MAX_MATRIX_INPUTS} "
+                             f"inputs, got {k} (give metric privacy by 'edges' instead)")
+
+
 def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
     """Validate a parsed problem document (SPEC §5) and return a :class:`Problem`."""
     if not isinstance(doc, dict):
@@ -229,11 +259,15 @@ def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
     if "inputs" in doc and "k" in doc:
         raise InputError("inputs", "give either 'inputs' or 'k', not both")
     if "inputs" in doc:
+        if isinstance(doc["inputs"], (list, tuple)) and len(doc["inputs"]) > MAX_INPUTS:
+            raise InputError("inputs", f"at most {MAX_INPUTS} inputs are supported, got {len(doc['inputs'])}")
         inputs = _labels(doc["inputs"], "inputs")
     elif "k" in doc:
         k = doc["k"]
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError("k", f"must be a positive integer, got {k!r}")
+        if k > MAX_INPUTS:
+            raise InputError("k", f"at most {MAX_INPUTS} inputs are supported, got {k}")
         inputs = tuple(str(i) for i in range(k))
     else:
         raise InputError("inputs", "is required (a list of labels, or 'k: N')")
@@ -246,6 +280,7 @@ def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
         outputs = _labels(outs, "outputs")
     else:
         raise InputError("outputs", f"must be 'inputs', 'free' or a list of labels, got {outs!r}")
+    _check_sizes(doc, len(inputs), outputs)
     priv = doc.get("privacy")
     if priv is None:
         raise InputError("privacy", "is required: a list of notions, e.g. [{notion: ldp, epsilon: 1.0}]")
@@ -266,21 +301,121 @@ def read_document(path: str | Path) -> Any:
     if p.is_dir():
         raise InputError(str(path), "is a directory, not a file")
     try:
+        size = p.stat().st_size
+    except OSError as err:
+        raise InputError(str(path), f"cannot be read: {err}") from None
+    if size > MAX_FILE_BYTES:
+        raise InputError(str(path), f"is {size} bytes; files up to {MAX_FILE_BYTES} bytes are read")
+    try:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(str(path), f"cannot be read: {err}") from None
-    if p.suffix.lower() == ".json":
+    return parse_document(text, str(path), json_only=p.suffix.lower() == ".json")
+
+
+#: deeper nesting than this is refused (no problem or mechanism file needs more than ~6)
+MAX_DEPTH = 64
+
+
+def parse_document(text: str, where: str, *, json_only: bool = False) -> Any:
+    """Parse JSON (or YAML 1.2, a superset) text; too deep or malformed input is an InputError.
+
+    YAML is read with the YAML 1.2 core schema's numbers, so ``epsilon: 1e-9`` is the
+    number 1e-9 (PyYAML's YAML 1.1 resolver would read it as a string).
+
+    Examples
+    --------
+    >>> parse_document("epsilon: 1e-9", "p.yaml")
+    {'epsilon': 1e-09}
+    """
+    if _nesting_depth(text) > MAX_DEPTH:
+        raise InputError(where, f"nests deeper than {MAX_DEPTH} levels (lists and mappings); a problem or "
+                         "mechanism file never needs that")
+    if json_only:
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
-            raise InputError(str(path), f"is not valid JSON: {err}") from None
+            raise InputError(where, f"is not valid JSON: {err}") from None
+        except RecursionError:
+            raise InputError(where, f"nests deeper than {MAX_DEPTH} levels") from None
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_yaml12_loader())
     except yaml.YAMLError as err:
         msg = str(err).replace("\n", " ")
-        raise InputError(str(path), f"is not valid YAML: {msg}") from None
+        raise InputError(where, f"is not valid YAML: {msg}") from None
+    except RecursionError:
+        raise InputError(where, f"nests deeper than {MAX_DEPTH} levels") from None
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest bracket nesting of the text (flow-style YAML and JSON), ignoring strings roughly.
+
+    A cheap over-estimate is fine: it only decides whether to refuse before parsing.
+    """
+    depth = best = 0
+    in_str = None
+    prev = ""
+    for ch in text:
+        if in_str:
+            if ch == in_str and prev != "\\":
+                in_str = None
+        elif ch in "\"'":
+            in_str = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > MAX_DEPTH:
+                    return best
+        elif ch in "]}":
+            depth -= 1
+        prev = ch
+    return best
+
+
+_LOADER = None
+
+
+def _yaml12_loader():
+    """PyYAML's SafeLoader with the YAML 1.2 core schema's numbers and booleans.
+
+    Floats ``1e-9``, ``.5``, ``-.inf``; integers in decimal, ``0o`` octal and ``0x`` hex;
+    booleans only ``true``/``false`` (``yes``, ``no``, ``on``, ``off`` and ``1:30`` are strings).
+    """
+    global _LOADER
+    if _LOADER is None:
+        import re
+
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+        float_re = re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+                                  |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""", re.X)
+        replaced = {"tag:yaml.org,2002:float", "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool"}
+        Loader.yaml_implicit_resolvers = {k: [r for r in v if r[0] not in replaced]
+                                          for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+        # YAML 1.2 core schema: yes/no/on/off and 1:30 are strings; 1e-9 is a float
+        Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                     list("tTfF"))
+        Loader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+                                     list("-+0123456789"))
+        Loader.add_implicit_resolver("tag:yaml.org,2002:float", float_re, list("-+0123456789."))
+
+        def construct_int(loader, node):
+            v = loader.construct_scalar(node)
+            if v.startswith("0o"):
+                return int(v[2:], 8)
+            if v.startswith("0x"):
+                return int(v[2:], 16)
+            return int(v, 10)  # 017 is seventeen in YAML 1.2
+
+        Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+        _LOADER = Loader
+    return _LOADER
 
 
 def load_problem(source: str | Path | dict) -> Problem:

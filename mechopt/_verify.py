@@ -131,11 +131,24 @@ def _dec(v: Any) -> Decimal:
     return Decimal(repr(float(v)))
 
 
+#: exponents above this are bounded below by e^cap (a valid lower bound; what decides every
+#: inequality ``a <= e^x b``), keeping the decimals finite; the upper end is then e^x's
+#: own order of magnitude, not a tight bound
+_EXP_ARG_CAP = Fraction(10_000)
+
+
 @lru_cache(maxsize=4096)
-def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction]:
-    """Rigorous bounds ``lo <= e^x <= hi`` (exact when e^x is rational, i.e. x = 0)."""
+def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction | None]:
+    """Rigorous bounds ``lo <= e^x <= hi`` (exact when e^x is rational, i.e. x = 0).
+
+    Beyond ``x = 10 000``, ``lo`` is ``e^10000``'s lower bound (still a lower bound of
+    ``e^x``, and what every decision ``a <= e^x b`` uses) and ``hi`` is None.
+    """
     if x == 0:
         return Fraction(1), Fraction(1)
+    if x > _EXP_ARG_CAP:
+        lo, _ = exp_bounds(_EXP_ARG_CAP)
+        return lo, None  # no finite upper bound is needed (or offered) this far out
     with localcontext() as ctx:
         ctx.prec = _PREC + 10
         # the argument as a Decimal interval
@@ -152,6 +165,7 @@ def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction]:
 @lru_cache(maxsize=4096)
 def _exp_bounds_dec(x: Fraction) -> tuple[Decimal, Decimal]:
     lo, hi = exp_bounds(x)
+    hi = lo if hi is None else hi
     with localcontext() as ctx:
         ctx.prec = 2 * _PREC
         # lo/hi have at most ~70 significant digits: exact at this precision

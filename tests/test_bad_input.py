@@ -368,7 +368,7 @@ def problem(**changes) -> dict:
     (problem(privacy=[{"notion": "bp_lip", "epsilon": 1, "priors": [[0.5, 0.5, 0.0], [0.5, 0.5]]}]),
      "privacy[0].priors", "same length"),
     (problem(privacy=[{"notion": "lip", "epsilon": 0, "prior": [1 / 3, 1 / 3, 1 / 3]}]),
-     "privacy[0].prior", "sum to exactly 1"),
+     "privacy[0].prior", "sum to 1"),
     (problem(privacy=["ldp"]), "privacy[0]", "mapping"),
     (problem(privacy=[]), "privacy", "non-empty"),
     (problem(objective={"kind": "expected_loss", "loss": [[0, 1], [1, 0]]}), "objective.loss", "3 rows"),
