@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import InputError, MechoptError, SolverError
+from ._export import finalize_export
 from ._mechanism import Mechanism
 from ._notions import LDP, LIP, ULDP
 from ._objectives import column_utility, evaluate, offset_sign
@@ -148,7 +149,8 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
                      {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
     status = "optimal" if proven else "feasible"
-    return SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message, stats)
+    return finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
+                                                stats))
 
 
 def _jsonable(v: Any) -> bool:

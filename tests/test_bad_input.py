@@ -190,7 +190,7 @@ MECHANISM_CASES = [
     ("mechanism-missing-format", "m.json",
      json.dumps({k: v for k, v in mechanism_doc().items() if k != "format"}),
      2, ["mechanism", "'format' is a required property"]),
-    ("mechanism-wrong-version", "m.json", rehashed(version=7), 2, ["version", "1 was expected"]),
+    ("mechanism-wrong-version", "m.json", rehashed(version=7), 2, ["version", "must be one of [1, 2]"]),
     ("mechanism-unknown-notion", "m.json", rehashed(privacy=[{"notion": "vibes", "epsilon": 1.0}]),
      2, ["privacy[0].notion", "'vibes'"]),
     ("mechanism-negative-epsilon", "m.json", rehashed(privacy=[{"notion": "ldp", "epsilon": -1.0}]),

@@ -23,10 +23,10 @@ REPO = Path(__file__).resolve().parents[1]
 ROW = [0.4375, 0.1234567891, 0.2, 0.0, 0.1390432109, 0.1]
 
 
-def make_doc(inputs, outputs, matrix, privacy=None):
+def make_doc(inputs, outputs, matrix, privacy=None, version=2):
     doc = {
         "format": "mechopt-mechanism",
-        "version": 1,
+        "version": version,
         "inputs": list(inputs),
         "outputs": list(outputs),
         "matrix": [list(r) for r in matrix],
@@ -105,14 +105,16 @@ def test_seed_is_reproducible_and_default_is_secure(doc, monkeypatch):
     assert a != c
     calls = []
 
-    def fake_randbelow(total):
-        calls.append(total)
-        return total - 1  # the last unit always falls in the last output of positive mass
+    def fake_urandom(size):
+        calls.append(size)
+        # words 0x00000002, 0x540BE3FF joined big-endian: U = 9_999_999_999 = T - 1 for
+        # the row's weights (T = 10^10, 34 bits, two words per draw)
+        return bytes.fromhex("00000002540be3ff") * (size // 8)
 
-    monkeypatch.setattr("mechopt.client.secrets.randbelow", fake_randbelow)
+    monkeypatch.setattr("mechopt.client.os.urandom", fake_urandom)
     sampler = Sampler(doc)
-    assert sampler.sample("home") == "f"
-    assert calls == [10**10]  # the least common denominator of the row's decimals
+    assert sampler.sample("home") == "f"  # the last unit falls in the last output of positive mass
+    assert calls == [65536]  # secure words, read from the operating system in blocks
 
 
 def test_unknown_label(doc):
@@ -147,8 +149,10 @@ def test_unhashed_fields_may_change(tmp_path, doc):
 @pytest.mark.parametrize("mutate, match", [
     (lambda d: d.pop("certificate"), r"certificate: required field is missing"),
     (lambda d: d.update(format="other"), r"format: must be 'mechopt-mechanism'"),
-    (lambda d: d.update(version=2), r"version: must be 1"),
-    (lambda d: d.update(version=True), r"version: must be 1"),
+    (lambda d: d.update(version=3), r"version: must be 1 or 2"),
+    (lambda d: d.update(version=True), r"version: must be 1 or 2"),
+    (lambda d: d.update(memoize=1), r"memoize: must be true or false"),
+    (lambda d: d.update(family={"name": "hadamard"}), r"family: structured mechanisms"),
     (lambda d: d.update(inputs=["home", "home"]), r"inputs\[1\]: labels must be unique"),
     (lambda d: d.update(outputs=[1, 2, 3, 4, 5, 6]), r"outputs\[0\]: must be a string"),
     (lambda d: d.update(inputs=[]), r"inputs: must be a non-empty list"),

@@ -11,6 +11,7 @@ import pytest
 
 from mechopt._canonical import canonical_digest
 from mechopt._errors import InputError, VerificationError
+from mechopt._identifiability import NotIdentifiableError
 from mechopt.runtime import estimate_file, privatize_file
 
 LABELS = ["home", "work", "gym", "bar"]
@@ -58,11 +59,15 @@ def test_privatize_then_estimate_recovers_distribution(tmp_path, mech):
     assert keep == pytest.approx(e / (e + 3), abs=0.015)  # k-RR keeps with e^ε/(e^ε+k-1)
     for method in ("em", "inversion", "projected"):
         result = estimate_file(mech, out, method=method)
-        assert set(result) == {"n", "method", "estimate"}
+        assert set(result) == {"n", "method", "estimate", "standard_error", "interval", "level",
+                               "interval_kind", "reliable", "notes"}
         assert result["n"] == n and result["method"] == method
         assert list(result["estimate"]) == LABELS
         est = np.array(list(result["estimate"].values()))
         assert np.abs(est - p).max() < 0.03
+        se = np.array(list(result["standard_error"].values()))
+        assert np.all(np.abs(est - p) < 4 * se)  # the truth lies within 4 standard errors
+        assert all(result["reliable"].values())
         json.dumps(result, allow_nan=False)  # the --json document is plain JSON
 
 
@@ -111,7 +116,7 @@ def test_estimate_errors(tmp_path, mech):
         estimate_file(mech, bad)
     ok = write_lines(tmp_path / "ok.txt", ["home"])
     with pytest.raises(InputError, match=r"method: must be one of em, inversion, projected, "
-                                         r"got 'mle'"):
+                                         r"mmse, got 'mle'"):
         estimate_file(mech, ok, method="mle")
     with pytest.raises(InputError, match=r"nope\.txt: cannot read the reports file"):
         estimate_file(mech, tmp_path / "nope.txt")
@@ -137,7 +142,12 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     path = tmp_path / "mech.json"
     path.write_text(json.dumps(doc))
     rep = write_lines(tmp_path / "r.txt", ["u", "v", "v"])
-    with pytest.raises(InputError, match=r"Q: has rank 2 < k = 3"):
-        estimate_file(path, rep, method="inversion")
-    result = estimate_file(path, rep, method="em")  # maximum likelihood still answers
+    # no method may split the merged mass silently: refused, naming the merged inputs
+    for method in ("inversion", "projected", "em"):
+        with pytest.raises(NotIdentifiableError, match=r"inputs 'a', 'b' have identical rows \(rank 2 < 3"):
+            estimate_file(path, rep, method=method)
+    # under a prior the split is the prior's: P(a) / P(b) = 3 exactly, and the note says so
+    result = estimate_file(path, rep, method="mmse", prior=[0.45, 0.15, 0.4])
+    assert result["estimate"]["a"] == pytest.approx(3 * result["estimate"]["b"], rel=1e-12)
     assert sum(result["estimate"].values()) == pytest.approx(1.0)
+    assert any("split as the prior splits it" in note for note in result["notes"])

@@ -37,7 +37,7 @@ def test_tradeoff_png_is_drawn_from_solver_optima(tmp_path):
 
 def test_cli_tradeoff_and_plot(tmp_path):
     png = tmp_path / "t.png"
-    assert main(["tradeoff", "problems/binary_asymmetric_002.yaml", "--epsilons", "0.5,1,2", "--png", str(png)]) == 0
+    assert main(["tradeoff", "problems/binary_asymmetric_002.yaml", "--scale", "0.5,1,2", "--png", str(png)]) == 0
     _png_ok(png)
     mech = tmp_path / "m.json"
     assert main(["solve", "problems/metric_grid.yaml", "-o", str(mech), "--quiet"]) == 0
