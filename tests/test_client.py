@@ -222,3 +222,32 @@ def test_client_path_runs_without_numpy_scipy_cvxpy(tmp_path, doc):
                           text=True, env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok 100"
+
+
+def test_version_1_document_still_verifies_and_hashes_differ_from_version_2(doc):
+    old = make_doc(["home", "work"], list("abcdef"), doc["matrix"], version=1)
+    assert check_document(old) is old
+    assert old["sha256"] != doc["sha256"]  # same content, the version 2 digest is RFC 8785's
+    text = '{"inputs":["home","work"],"matrix":[[0.4375,0.1234567891,0.2,0,0.1390432109,0.1]'
+    from mechopt._canonical import canonical_bytes
+
+    assert canonical_bytes(doc).decode().startswith(text)  # 0.0 is written 0, as in JavaScript
+
+
+def test_memoized_sampler_repeats_one_response_per_value(doc):
+    memo = make_doc(["home", "work"], list("abcdef"), doc["matrix"])
+    memo["memoize"] = True
+    memo["sha256"] = canonical_digest(memo)
+    store = {}
+    sampler = Sampler(memo, store=store)
+    first = sampler.sample("home")
+    assert sampler.sample_many(["home"] * 100) == [first] * 100
+    assert store == {f"{memo['sha256']}:home": first}
+    assert Sampler(memo, store=store).sample("home") == first  # a new session, same store
+    store[f"{memo['sha256']}:work"] = "zz"
+    with pytest.raises(InputError, match="store: holds 'zz'"):
+        sampler.sample("work")
+    with pytest.raises(InputError, match="words: give either a seed or a word stream"):
+        Sampler(memo, seed=1, words=[1])
+    with pytest.raises(InputError, match=r"words\[0\]: must be an integer in \[0, 2\*\*32\)"):
+        Sampler(memo, words=[2**32]).sample("home")

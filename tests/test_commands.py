@@ -151,3 +151,32 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     assert result["estimate"]["a"] == pytest.approx(3 * result["estimate"]["b"], rel=1e-12)
     assert sum(result["estimate"].values()) == pytest.approx(1.0)
     assert any("split as the prior splits it" in note for note in result["notes"])
+
+
+def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
+    doc = krr_doc()
+    doc.update(version=2, memoize=True)
+    doc["sha256"] = canonical_digest(doc)
+    mech = tmp_path / "memo.json"
+    mech.write_text(json.dumps(doc))
+    inp = write_lines(tmp_path / "in.txt", ["home"] * 50 + ["bar"] * 50)
+    store = tmp_path / "store.json"
+    privatize_file(mech, inp, tmp_path / "a.txt", memo=store)
+    a = (tmp_path / "a.txt").read_text().splitlines()
+    assert len(set(a[:50])) == 1 and len(set(a[50:])) == 1  # one permanent response per value
+    kept = json.loads(store.read_text())
+    assert kept == {f"{doc['sha256']}:home": a[0], f"{doc['sha256']}:bar": a[50]}
+    privatize_file(mech, inp, tmp_path / "b.txt", memo=store)  # a later round: the same responses
+    assert (tmp_path / "b.txt").read_text().splitlines() == a
+    # without a store every line is another user: fresh draws
+    privatize_file(mech, inp, tmp_path / "c.txt", seed=1)
+    assert len(set((tmp_path / "c.txt").read_text().splitlines()[:50])) > 1
+    with pytest.raises(InputError, match="memo: .* is not a memoized mechanism"):
+        privatize_file(_plain(tmp_path), inp, tmp_path / "d.txt",
+                       memo=store)
+
+
+def _plain(tmp_path: Path) -> Path:
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps(krr_doc()))
+    return path
