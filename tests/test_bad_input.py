@@ -3,7 +3,7 @@
 Each case of the table is a file (a YAML or JSON problem, or a JSON mechanism file)
 run through ``mechopt.cli.main`` in-process; a few are also run as a real subprocess
 (``python -m mechopt.cli`` and the ``mechopt`` console script). A case states the exit
-code it expects (2 bad input; 1 a hash or privacy check that fails, SPEC §6) and the
+code it expects (2 bad input; 1 a hash or privacy check that fails, docs/cli.md) and the
 substrings the one-line message must contain: the field and the rule.
 """
 
@@ -34,7 +34,7 @@ GOOD_MATRIX = [[0.6, 0.4], [0.4, 0.6]]
 
 
 def mechanism_doc(**changes) -> dict:
-    """A valid mechanism document (SPEC §5), with ``changes`` applied, hash recomputed."""
+    """A valid mechanism document (docs/formats.md), with ``changes`` applied, hash recomputed."""
     doc = {
         "format": "mechopt-mechanism",
         "version": 1,

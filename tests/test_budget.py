@@ -91,7 +91,7 @@ def test_budget_exceeded_is_a_mechopt_error():
 
 
 def is_uldp(Q: np.ndarray, sensitive: set[int], eps: float) -> bool:
-    """001 Def. 2, roles derived from the matrix (as SPEC §2 prescribes)."""
+    """001 Def. 2, roles derived from the matrix (as docs/model.md prescribes)."""
     k = Q.shape[0]
     for col in Q.T:
         nz = np.flatnonzero(col > 0)

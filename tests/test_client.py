@@ -83,7 +83,7 @@ def test_probabilities_are_the_exact_decimals(doc):
 
 
 def test_row_within_tolerance_is_renormalised_exactly():
-    row = [0.3, 0.7000000000004]  # sums to 1 + 4e-13: allowed by SPEC §4
+    row = [0.3, 0.7000000000004]  # sums to 1 + 4e-13: allowed by docs/model.md
     sampler = Sampler(make_doc(["x"], ["u", "v"], [row]))
     total = Fraction("0.3") + Fraction("0.7000000000004")
     assert sampler.probabilities("x") == (Fraction("0.3") / total,
@@ -142,7 +142,7 @@ def test_tampered_privacy_claim_is_refused(tmp_path, doc):
 
 def test_unhashed_fields_may_change(tmp_path, doc):
     doc["objective"]["value"] = 123.0
-    doc["solver_stats"] = {"time": 1.0}  # extra fields are allowed (SPEC §5)
+    doc["solver_stats"] = {"time": 1.0}  # extra fields are allowed (docs/formats.md)
     assert load_document(write(tmp_path / "m.json", doc))["objective"]["value"] == 123.0
 
 

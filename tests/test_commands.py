@@ -1,4 +1,4 @@
-"""Tests of privatize_file / estimate_file, the library side of the CLI (SPEC §6)."""
+"""Tests of privatize_file / estimate_file, the library side of the CLI (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_closed_form_cli_judges_lip_rr(path, verdict, capsys):
 
 
 def test_no_verified_closed_form_beats_the_solver():
-    """SPEC STYLE 12: the solver never loses to a closed form that verifies."""
+    """House style 12: the solver never loses to a closed form that verifies."""
     for path in ["problems/mimo_000_eps3.yaml", "problems/disease_survey_000_ex1.yaml",
                  "problems/binary_asymmetric_002.yaml", "problems/uldp_labeled_001.yaml",
                  "problems/wc_lip_003.yaml", "problems/bp_lip_box_003.yaml"]:

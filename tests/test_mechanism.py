@@ -1,4 +1,4 @@
-"""The mechanism file (SPEC §5), the public names, and the leakage report.
+"""The mechanism file (docs/formats.md), the public names, and the leakage report.
 
 The digest is recomputed with the standard library alone, the file is validated with
 ``jsonschema`` against the published schema, and every leakage measure is recomputed

@@ -1,4 +1,4 @@
-"""Estimation-optimal design over extreme rays (SPEC §3, "Estimation-optimal").
+"""Estimation-optimal design over extreme rays (docs/model.md, "Estimation-optimal").
 
 Minimise the efficient estimator's risk ``tr(B J(w)^-1 B^T)`` with
 ``J(w) = sum_r w_r g_r g_r^T / (p0·v_r)``, ``g_r = B^T v_r``, over ray weights
@@ -49,7 +49,7 @@ def _grams(V: np.ndarray, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tangent_gram(k: int) -> np.ndarray:
-    """``B^T B`` for ``B = [I; -1^T]``, the basis of the simplex's tangent space (SPEC §3)."""
+    """``B^T B`` for ``B = [I; -1^T]``, the basis of the simplex's tangent space (docs/model.md)."""
     B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
     return B.T @ B
 

@@ -73,21 +73,23 @@ test("bad labels, bad words and tampered files are refused with the field named"
   await assert.rejects(loadMechanism("{not json"), (e) => e.field === "document");
 });
 
-test("the README's JavaScript example runs", async () => {
-  const readme = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
-  const block = /```js\n([\s\S]*?)```/.exec(readme)[1];
-  const src = new URL("../src/index.js", import.meta.url).href;
-  const vectors = new URL("../../vectors/", import.meta.url).href;
-  const code = block
-    .replace(/from "mechopt-client"/, `from ${JSON.stringify(src)}`)
-    .replace(/"\.\/mechanism\.json"/, JSON.stringify(fileURLToPath(new URL("mechanisms/solved_web_high_low_v2.json", vectors))));
-  const logs = [];
-  const log = console.log;
-  console.log = (...a) => logs.push(a.join(" "));
-  try {
-    await import(`data:text/javascript,${encodeURIComponent(code)}`);
-  } finally {
-    console.log = log;
-  }
-  assert.ok(logs.length >= 1, "the example prints its report");
-});
+for (const [name, readmeUrl] of [["clients/js/README.md", "../README.md"], ["README.md (the whole road)", "../../../README.md"]]) {
+  test(`the JavaScript example of ${name} runs`, async () => {
+    const readme = readFileSync(fileURLToPath(new URL(readmeUrl, import.meta.url)), "utf8");
+    const block = /```js\n([\s\S]*?)```/.exec(readme)[1];
+    const src = new URL("../src/index.js", import.meta.url).href;
+    const file = fileURLToPath(new URL("mechanisms/solved_web_high_low_v2.json", VECTORS));
+    const code = block
+      .replace(/from "mechopt-client"/, `from ${JSON.stringify(src)}`)
+      .replace(/"\.\/(mechanism|web)\.json"/, JSON.stringify(file));
+    const logs = [];
+    const log = console.log;
+    console.log = (...a) => logs.push(a.join(" "));
+    try {
+      await import(`data:text/javascript,${encodeURIComponent(code)}`);
+    } finally {
+      console.log = log;
+    }
+    assert.ok(logs.length >= 1, "the example prints its report");
+  });
+}
