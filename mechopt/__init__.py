@@ -11,7 +11,11 @@ channel, checked exactly, exported as a JSON mechanism.
 'optimal'
 
 Public names are loaded lazily (PEP 562), so ``import mechopt.client`` on a device
-without numpy imports nothing but the standard library.
+without numpy imports nothing but the standard library (and, to check a format
+version 2 digest, the pure-Python ``rfc8785``).
+
+The file formats are specified in ``docs/formats.md``, the command line in
+``docs/cli.md``, the model in ``docs/model.md``.
 """
 
 from __future__ import annotations

@@ -68,7 +68,13 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
 
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     spec = spec_of(p)
-    result = solve(p, quiet=True, **(solve_kwargs or {}))
+    import warnings
+
+    from ._identifiability import IdentifiabilityWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)  # only the optimum's value is used here
+        result = solve(p, quiet=True, **(solve_kwargs or {}))
     optimum = result.bound if result.ok else None
     minimize = p.objective.minimize
     rows = []

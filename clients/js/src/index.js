@@ -68,10 +68,16 @@ export function canonicalize(value) {
   }
 }
 
+const IN_BROWSER = typeof window !== "undefined" || typeof self !== "undefined" && typeof process === "undefined";
+
 let subtlePromise = null;
 async function subtle() {
   if (globalThis.crypto?.subtle) return globalThis.crypto.subtle;
-  // Node 18 without the global: node:crypto's webcrypto (never reached in browsers)
+  if (IN_BROWSER) {
+    // crypto.subtle exists only in secure contexts (https, localhost)
+    throw new MechanismError("input", "crypto", "WebCrypto (crypto.subtle) is unavailable: serve the page over https");
+  }
+  // Node 18 has no global crypto: node:crypto's webcrypto
   subtlePromise ??= import(/* webpackIgnore: true */ "node:crypto").then((m) => m.webcrypto.subtle);
   return subtlePromise;
 }
