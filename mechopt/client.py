@@ -352,16 +352,24 @@ def _uniform(total: int, count: int, mask: int, take) -> int:
 
 
 class _SecureWords:
-    """Words from :func:`os.urandom`, read in 64 KiB blocks (big-endian 4-byte words)."""
+    """Words from :func:`os.urandom`, read in 64 KiB blocks (big-endian 4-byte words).
+
+    The block is never shared across processes: a forked child (a pre-forking server,
+    a process pool) would otherwise replay its parent's unread bytes, so the buffer is
+    dropped whenever the process id changes.
+    """
 
     block = 65536
 
     def __init__(self) -> None:
         self._buf = b""
         self._pos = 0
+        self._pid = os.getpid()
 
     def __call__(self, n: int) -> int:
         size = 4 * n
+        if self._pid != os.getpid():
+            self._buf, self._pos, self._pid = b"", 0, os.getpid()
         if self._pos + size > len(self._buf):
             self._buf = self._buf[self._pos:] + os.urandom(max(self.block, size))
             self._pos = 0

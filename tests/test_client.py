@@ -251,3 +251,23 @@ def test_memoized_sampler_repeats_one_response_per_value(doc):
         Sampler(memo, seed=1, words=[1])
     with pytest.raises(InputError, match=r"words\[0\]: must be an integer in \[0, 2\*\*32\)"):
         Sampler(memo, words=[2**32]).sample("home")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_processes_do_not_replay_buffered_random_words(doc):
+    """A child forked after a draw must not reuse the parent's buffered os.urandom bytes."""
+    sampler = Sampler(doc)
+    sampler.sample("home")  # fills the 64 KiB block
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report its next draws' words
+        os.close(read)
+        words = [sampler._take(1) for _ in range(8)]
+        os.write(write, json.dumps(words).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = json.loads(os.read(read, 65536))
+    os.close(read)
+    parent = [sampler._take(1) for _ in range(8)]
+    assert child != parent
