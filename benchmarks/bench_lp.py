@@ -4,7 +4,7 @@ Problem: k inputs, outputs = inputs, ε-LDP, Hamming loss, uniform prior (its op
 is k-RR's error (k-1)/(e^ε+k-1), which both must reach). The baseline writes every
 pairwise constraint ``Q[x, :] <= e^ε Q[x', :]`` (k^2 (k-1) scalar rows) and hands it
 to HiGHS through cvxpy — what a user types by hand. mechopt uses two auxiliary
-variables per column (SPEC §2) and HiGHS directly. Both run in the same process.
+variables per column (docs/model.md) and HiGHS directly. Both run in the same process.
 
     python -m benchmarks.bench_lp --sizes 20 40 60 100 200 --baseline-max 60
 """

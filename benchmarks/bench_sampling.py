@@ -6,7 +6,7 @@ Seeded; run with ``python benchmarks/bench_sampling.py``. Prints two Markdown ta
    against a baseline measured in the same run: one ``Generator.choice`` call per report
    (timed on 10^4 reports and scaled);
 2. the exact client sampler (:class:`mechopt.client.Sampler`, standard library only):
-   reports per second with the cryptographically secure default (``secrets.randbelow``)
+   reports per second with the cryptographically secure default (``os.urandom`` words)
    and with a seed (``random.Random``, simulation only), for several k.
 """
 
@@ -36,7 +36,7 @@ def as_document(Q: np.ndarray) -> dict:
     matrix = [[float(v) for v in row] for row in Q]
     for row in matrix:  # make each row sum to 1 within 1e-12 on its decimals
         row[int(np.argmax(row))] += 1.0 - sum(row)
-    doc = {"format": "mechopt-mechanism", "version": 1, "inputs": labels,
+    doc = {"format": "mechopt-mechanism", "version": 2, "inputs": labels,
            "outputs": labels, "matrix": matrix, "privacy": [], "objective": {},
            "certificate": {}}
     doc["sha256"] = canonical_digest(doc)
@@ -91,7 +91,7 @@ def main() -> None:
     for k, t, t_naive in time_vectorised():
         print(f"| {k} | {t:.3f} | {t_naive:.1f} | {t_naive / t:,.0f}× |")
     print(f"\n## exact client sampler: {EXACT_DRAWS:,} reports (standard library only)\n")
-    print("| k | secure, `secrets.randbelow` (reports/s) | seeded, `random.Random` "
+    print("| k | secure, `os.urandom` words (reports/s) | seeded, `random.Random` "
           "(reports/s) | secure / seeded |")
     print("|---:|---:|---:|---:|")
     for k, secure, seeded in time_exact():

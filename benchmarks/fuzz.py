@@ -18,7 +18,7 @@ re-parsed from the problem dict. Any failure there is a **violation**. An except
 escaping :func:`mechopt.solve` is a **crash**. Both make the script exit non-zero.
 
 Also tallied, as information: ``infeasible`` results whose constant channel (every
-output column constant across inputs — it satisfies every notion of SPEC §2) passes
+output column constant across inputs — it satisfies every notion of docs/model.md) passes
 the exact verifier (``infeasible_constant_ok``), solver ``error`` statuses by
 category, and objective/bound inconsistencies (the reported objective better than the
 reported proven bound by more than 1e-6 relative: ``bound_inconsistent``).
@@ -139,7 +139,7 @@ def _notion(rng: np.random.Generator, kind: str, labels: list[str], *, labeled: 
 
 
 def random_problem(rng: np.random.Generator) -> dict:
-    """One random problem dict (SPEC §5)."""
+    """One random problem dict (docs/formats.md)."""
     k = int(rng.choice([2, 3, 3, 4, 4, 5, 5, 6], p=[0.15, 0.15, 0.15, 0.15, 0.12, 0.1, 0.1, 0.08]))
     labels = [f"x{i}" for i in range(k)]
     labeled = rng.random() < 0.35

@@ -14,6 +14,7 @@ Every case is measured **in the same run** against a baseline:
 * estimation design: the default (conic) against ``method="frank-wolfe"``;
 * exact verification: a plain float all-pairs check of the same matrix;
 * sampling: one ``Generator.choice`` call per report (timed on 10^4, scaled);
+* js_sampler: the Python client on the same mechanism files (``benchmarks/bench_js.py``);
 * ``solve_many``: 1 worker against 2 workers, and the Dask executor.
 
 Each measurement runs in a forked child process (so its peak RSS, ``ru_maxrss``, is
@@ -601,7 +602,16 @@ CASES: list[Case] = [
     Case("sampling", "simulate 10^6 reports (mechopt.runtime.simulate_reports)", [10, 100, 1000],
          [10, 100, 1000], run_sampling, run_sampling_baseline, "one Generator.choice per report", 1000, 1000,
          objective_agrees=False),
+    Case("js_sampler", "exact client sampler in JavaScript (node, benchmarks/bench_js.py), 10^6 reports",
+         [10, 100, 1000], [100], lambda k: _bench_js().case_js(k), lambda k: _bench_js().case_python(k),
+         "Python client (mechopt.client.Sampler)", 1000, 1000, objective_agrees=False),
 ]
+
+
+def _bench_js():
+    from benchmarks import bench_js
+
+    return bench_js
 
 
 def _sampling_available() -> bool:

@@ -11,7 +11,11 @@ channel, checked exactly, exported as a JSON mechanism.
 'optimal'
 
 Public names are loaded lazily (PEP 562), so ``import mechopt.client`` on a device
-without numpy imports nothing but the standard library.
+without numpy imports nothing but the standard library (and, to check a format
+version 2 digest, the pure-Python ``rfc8785``).
+
+The file formats are specified in ``docs/formats.md``, the command line in
+``docs/cli.md``, the model in ``docs/model.md``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ _EXPORTS = {
     "InputError": "mechopt._errors",
     "VerificationError": "mechopt._errors",
     "SolverError": "mechopt._errors",
+    "NotIdentifiableError": "mechopt._identifiability",
+    "IdentifiabilityWarning": "mechopt._identifiability",
     # notions
     "Notion": "mechopt._notions",
     "ELDP": "mechopt._notions",
@@ -49,6 +55,7 @@ _EXPORTS = {
     "Certificate": "mechopt._verify",
     "Check": "mechopt._verify",
     "leakage_report": "mechopt._leakage",
+    "identifiability": "mechopt._identifiability",
     "Mechanism": "mechopt._mechanism",
     "mechanism_schema": "mechopt._mechanism",
     # solving
@@ -67,12 +74,15 @@ _EXPORTS = {
     "estimate_inversion": "mechopt.runtime",
     "estimate_projected": "mechopt.runtime",
     "estimate_em": "mechopt.runtime",
+    "estimate": "mechopt.runtime",
+    "Estimate": "mechopt.runtime",
     "mmse_aggregate": "mechopt.runtime",
     "mmse_histogram": "mechopt.runtime",
     "variance_report": "mechopt.runtime",
     "PrivacyBudget": "mechopt.runtime",
     "BudgetExceededError": "mechopt.runtime",
     "PersonalizedULDP": "mechopt.runtime",
+    "memoization_savings": "mechopt.runtime",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -57,12 +57,20 @@ def problem_key(problem: Problem) -> str:
 
 def _solve_chunk(problems: list[Problem], kwargs: dict) -> list[SolveResult | _Rejected]:
     """Solve one chunk in a worker (module-level, so pools and Dask can pickle it)."""
+    import warnings
+
+    from ._identifiability import IdentifiabilityWarning
+
     out: list[SolveResult | _Rejected] = []
-    for p in problems:
-        try:
-            out.append(solve(p, **kwargs))
-        except InputError as err:
-            out.append(_Rejected(err.field, err.rule))
+    with warnings.catch_warnings():
+        # one line per problem from every worker would drown the output; each result's
+        # certificate records identifiability
+        warnings.simplefilter("ignore", IdentifiabilityWarning)
+        for p in problems:
+            try:
+                out.append(solve(p, **kwargs))
+            except InputError as err:
+                out.append(_Rejected(err.field, err.rule))
     return out
 
 

@@ -47,7 +47,7 @@ def _objective_of(problem: Problem, outputs: list[str], Q: np.ndarray) -> float 
 
 
 def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: dict | None = None) -> dict:
-    """Evaluate every applicable closed form (SPEC §6 ``closed-form --json``).
+    """Evaluate every applicable closed form (``mechopt closed-form --json``, ``docs/cli.md``).
 
     Returns
     -------
@@ -68,47 +68,23 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
 
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     spec = spec_of(p)
-    result = solve(p, quiet=True, **(solve_kwargs or {}))
+    import warnings
+
+    from ._identifiability import IdentifiabilityWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)  # only the optimum's value is used here
+        result = solve(p, quiet=True, **(solve_kwargs or {}))
     optimum = result.bound if result.ok else None
     minimize = p.objective.minimize
     rows = []
     for cf in registry():
-        row = {"name": cf.name, "source": cf.source, "applies": False, "privacy_ok": None, "achieved": None,
-               "objective": None, "optimum": optimum, "gap": None, "verdict": "not-applicable",
-               "status": cf.status, "note": cf.note}
-        try:
-            applies = bool(cf.applies(spec))
-        except InputError:
-            applies = False
-        if not applies:
+        row = {"name": cf.name, "source": cf.source, **evaluate_closed_form(cf, p, spec), "optimum": optimum,
+               "gap": None, "verdict": "not-applicable", "status": cf.status}
+        if not row["applies"]:
             rows.append(row)
             continue
-        try:
-            outputs, Q = cf.build(spec)
-        except InputError as err:
-            row["note"] = f"parameters outside the formula's domain: {err}"
-            rows.append(row)
-            continue
-        row["applies"] = True
-        cert = verify(Q, list(p.notions))
-        ok = bool(cert.verified)
-        if not ok and cert.rows_ok:
-            # A formula that meets its budget with equality in real arithmetic lands
-            # 1e-16 on either side of it once written in floats. Judge the formula,
-            # not its rounding: within 1e-9 of the budget counts as meeting it.
-            excess = max((c.achieved - c.budget) / max(1.0, c.budget) for c in cert.checks)
-            if excess <= BOUNDARY_TOL:
-                ok = True
-                row["boundary"] = True
-                row["note"] = (row["note"] + "; " if row["note"] else "") + (
-                    "meets the budget with equality; its float rendering is off by rounding only")
-        row["privacy_ok"] = ok
-        achieved = [c.achieved for c in cert.checks]
-        row["achieved"] = (None if not achieved else
-                           ("inf" if math.isinf(max(achieved)) else float(max(achieved))))
-        row["checks"] = [c.to_dict() for c in cert.checks]
-        value = _objective_of(p, list(outputs), Q)
-        row["objective"] = value
+        ok, value = row["privacy_ok"], row["objective"]
         if not ok:
             row["verdict"] = "violates-privacy"
         elif value is None or optimum is None:
@@ -127,3 +103,74 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
         rows.append(row)
     return {"problem": p.name, "objective": p.objective.kind, "optimum": optimum,
             "solver_status": result.status, "closed_forms": rows}
+
+
+def evaluate_closed_form(cf, p: Problem, spec) -> dict:
+    """Build one closed form if it applies, verify it exactly under the problem's notions, evaluate it.
+
+    Returns ``{"applies", "privacy_ok", "achieved", "checks", "objective", "note"}`` (and
+    ``"boundary": True`` when the formula meets a budget with equality up to float
+    rounding). Used by :func:`closed_form_report` and by the trade-off baselines.
+    """
+    row: dict = {"applies": False, "privacy_ok": None, "achieved": None, "objective": None, "note": cf.note}
+    try:
+        applies = bool(cf.applies(spec))
+    except InputError:
+        applies = False
+    if not applies:
+        return row
+    try:
+        outputs, Q = cf.build(spec)
+    except InputError as err:
+        row["note"] = f"parameters outside the formula's domain: {err}"
+        return row
+    row["applies"] = True
+    cert = verify(Q, list(p.notions))
+    ok = bool(cert.verified)
+    if not ok and cert.rows_ok:
+        # A formula that meets its budget with equality in real arithmetic lands
+        # 1e-16 on either side of it once written in floats. Judge the formula,
+        # not its rounding: within 1e-9 of the budget counts as meeting it.
+        excess = max((c.achieved - c.budget) / max(1.0, c.budget) for c in cert.checks)
+        if excess <= BOUNDARY_TOL:
+            ok = True
+            row["boundary"] = True
+            row["note"] = (row["note"] + "; " if row["note"] else "") + (
+                "meets the budget with equality; its float rendering is off by rounding only")
+    row["privacy_ok"] = ok
+    achieved = [c.achieved for c in cert.checks]
+    row["achieved"] = (None if not achieved else
+                       ("inf" if math.isinf(max(achieved)) else float(max(achieved))))
+    row["checks"] = [c.to_dict() for c in cert.checks]
+    row["objective"] = _objective_of(p, list(outputs), Q)
+    return row
+
+
+#: closed forms that are standard mechanisms (drawn as baselines on trade-off plots);
+#: the corrected optima (binary_cone_optimum, ...) are not baselines: they equal the optimum
+BASELINES = ("k_rr", "warner_rr", "mangat_rr", "lip_rr", "lip_rr_calibrated", "binary_lip_rr",
+             "uncertain_prior_lip_rr", "urr", "urappor", "high_low_hadamard", "block_hadamard")
+
+
+def baseline_values(problem: Problem) -> dict[str, float]:
+    """Objective of every standard mechanism that applies to the problem and meets its notions.
+
+    Examples
+    --------
+    >>> from mechopt import load_problem
+    >>> p = load_problem({"k": 3, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+    ...                   "objective": {"kind": "expected_loss"}})
+    >>> {k: round(v, 4) for k, v in baseline_values(p).items()}
+    {'k_rr': 0.4239}
+    """
+    from .closed_forms import registry
+
+    spec = spec_of(problem)
+    out = {}
+    for cf in registry():
+        if cf.name not in BASELINES:
+            continue
+        row = evaluate_closed_form(cf, problem, spec)
+        if row["applies"] and row["privacy_ok"] and row["objective"] is not None:
+            out[cf.name] = float(row["objective"])
+    return out

@@ -1,4 +1,4 @@
-"""The mechanism file (SPEC §5): write, load, digest, schema, exact re-verification."""
+"""The mechanism file (``docs/formats.md``): write, load, digest, schema, exact re-verification."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._canonical import canonical_digest
+from ._canonical import CURRENT_VERSION, VERSIONS, canonical_digest
 from ._errors import InputError, VerificationError
 from ._notions import Notion, notion_from_spec
 from ._verify import Certificate, as_matrix, verify
 
 FORMAT = "mechopt-mechanism"
-VERSION = 1
+#: The version :meth:`Mechanism.save` writes; :meth:`Mechanism.load` reads 1 and 2.
+VERSION = CURRENT_VERSION
 
 
 @lru_cache(maxsize=1)
@@ -60,6 +61,11 @@ def _skeleton(doc: dict) -> dict:
     return out
 
 
+#: Fields with a meaning of their own; any other field is kept in ``Mechanism.extra``.
+_KNOWN = frozenset({"format", "version", "inputs", "outputs", "matrix", "privacy", "objective", "certificate",
+                    "memoize", "sha256"})
+
+
 @dataclass(frozen=True)
 class Mechanism:
     """A channel with its privacy claims, as exported and deployed.
@@ -71,13 +77,17 @@ class Mechanism:
     matrix : ndarray, shape (k, m)
         ``matrix[x, y] = Pr(Y = y | X = x)``.
     privacy : list of dict
-        The claims, in problem-file notation (SPEC §5).
+        The claims, in problem-file notation (``docs/formats.md``).
     objective : dict
         ``{"kind", "value", "bound", ...}``.
     certificate : dict
         The exact certificate (see :func:`mechopt.verify`).
     extra : dict
         Further fields (solver statistics, repair cost...).
+    memoize : bool
+        Clients keep one permanent response per true value and repeat it (RAPPOR's
+        permanent randomized response); hashed, so it cannot be switched off unnoticed.
+        Mark an exported mechanism with ``dataclasses.replace(m, memoize=True)``.
 
     Examples
     --------
@@ -99,6 +109,7 @@ class Mechanism:
     objective: dict = field(default_factory=lambda: {"kind": "none", "value": None, "bound": None})
     certificate: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    memoize: bool = False
 
     # -- construction ------------------------------------------------------------
     @classmethod
@@ -142,12 +153,14 @@ class Mechanism:
             "objective": self.objective,
             "certificate": self.certificate,
         }
-        doc.update(self.extra)
+        if self.memoize:
+            doc["memoize"] = True
+        doc.update({k2: v for k2, v in self.extra.items() if k2 not in _KNOWN})
         doc["sha256"] = canonical_digest(doc)
         return doc
 
     def save(self, path: str | Path) -> None:
-        """Write the mechanism file (JSON, with its sha256)."""
+        """Write the mechanism file (JSON, format version 2, with its sha256)."""
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False)
         Path(path).write_text(text + "\n")
 
@@ -158,6 +171,17 @@ class Mechanism:
 
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
+        if "family" in doc:
+            raise InputError("family", "structured mechanisms (a 'family' instead of 'outputs' and "
+                             "'matrix') are an extension point of format version 2 that this version "
+                             "of mechopt does not read yet (docs/formats.md, 'Structured mechanisms')")
+        version = doc.get("version")
+        if isinstance(version, bool) or version not in VERSIONS:
+            raise InputError("version", f"must be one of {list(VERSIONS)} (the versions this mechopt reads), "
+                             f"got {version!r}")
+        if version == 1 and "memoize" in doc:
+            raise InputError("memoize", "is a version 2 field (a version 1 digest does not cover it); "
+                             "re-export the mechanism")
         validator = jsonschema.Draft202012Validator(mechanism_schema())
         errors = sorted(validator.iter_errors(_skeleton(doc)), key=lambda e: list(e.absolute_path))
         if errors:
@@ -174,16 +198,19 @@ class Mechanism:
         if m != len(doc["outputs"]):
             raise InputError("matrix", f"has {m} columns but there are {len(doc['outputs'])} outputs")
         if check_hash:
-            digest = canonical_digest(doc)
+            try:
+                digest = canonical_digest(doc)
+            except ValueError as err:
+                raise InputError("privacy", f"cannot be written as canonical JSON: {err}") from None
             if digest != doc["sha256"]:
                 raise VerificationError(f"sha256: the file's digest {doc['sha256'][:12]}... does not match its "
                                         f"content ({digest[:12]}...): the file was edited after export")
         inputs = tuple(doc["inputs"])
         privacy = [dict(p) for p in doc["privacy"]]
         notions = [notion_from_spec(s, inputs, f"privacy[{i}]") for i, s in enumerate(privacy)]  # validates
-        known = {"format", "version", "inputs", "outputs", "matrix", "privacy", "objective", "certificate", "sha256"}
-        extra = {k2: v for k2, v in doc.items() if k2 not in known}
-        mech = cls(inputs, tuple(doc["outputs"]), Q, privacy, doc["objective"], doc["certificate"], extra)
+        extra = {k2: v for k2, v in doc.items() if k2 not in _KNOWN}
+        mech = cls(inputs, tuple(doc["outputs"]), Q, privacy, doc["objective"], doc["certificate"], extra,
+                   bool(doc.get("memoize", False)))
         mech.__dict__["notions"] = notions  # the cached_property, filled with what was just validated
         return mech
 

@@ -1,6 +1,6 @@
 """Privacy notions: each one is a polyhedral condition on every output column.
 
-Every notion of SPEC §2 constrains each column ``q = Q[:, y]`` of a channel separately
+Every notion of docs/model.md constrains each column ``q = Q[:, y]`` of a channel separately
 by homogeneous linear inequalities (one exception: (ε, δ)-LIP with δ > 0). A notion
 object therefore offers
 
@@ -10,7 +10,7 @@ object therefore offers
 * :meth:`Notion.achieved` — the smallest budget the channel satisfies (float);
 * :meth:`Notion.check` — an exact check (delegated to :mod:`mechopt._verify`, which
   shares no code with the solver);
-* :meth:`Notion.to_spec` — the problem-file notation (SPEC §5).
+* :meth:`Notion.to_spec` — the problem-file notation (docs/formats.md).
 
 Notions are written over input *indices* ``0..k-1``. Labels in user-facing
 constructors are resolved by :meth:`Notion.bind` against the problem's inputs.
@@ -150,7 +150,7 @@ def _eldp_rows(E: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
 
 
 class Notion(ABC):
-    """Base class of the privacy notions (SPEC §2)."""
+    """Base class of the privacy notions (docs/model.md)."""
 
     name: str = ""
     #: the notion constrains each column by a convex cone (False only for ULDP)
@@ -186,7 +186,7 @@ class Notion(ABC):
 
     @abstractmethod
     def to_spec(self, inputs: Sequence[str]) -> dict:
-        """The notion as a problem-file entry (SPEC §5), labels from ``inputs``."""
+        """The notion as a problem-file entry (docs/formats.md), labels from ``inputs``."""
 
     def check(self, Q: Any, inputs: Sequence[str] | None = None):
         """Exact check of this notion on a matrix; see :func:`mechopt.verify`."""
@@ -996,7 +996,7 @@ _REQUIRED = {
 
 
 def notion_from_spec(spec: Any, inputs: Sequence[str], where: str = "privacy") -> Notion:
-    """Build and bind a notion from its problem-file entry (SPEC §5).
+    """Build and bind a notion from its problem-file entry (docs/formats.md).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""Utilities of SPEC §3 as functions of a channel.
+"""Utilities of docs/model.md as functions of a channel.
 
 Every sublinear objective is written ``value(Q) = offset + sign * sum_y mu(q_y)``,
 where ``mu`` is convex and positively homogeneous of degree 1; the solver maximises
@@ -68,7 +68,7 @@ def offset_sign(obj: Objective) -> tuple[float, float]:
 
 
 def fisher_information(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
-    """``J = sum_y (B^T q_y)(B^T q_y)^T / (p0 . q_y)`` with ``B = [I; -1^T]`` (SPEC §3)."""
+    """``J = sum_y (B^T q_y)(B^T q_y)^T / (p0 . q_y)`` with ``B = [I; -1^T]`` (docs/model.md)."""
     Q = np.asarray(Q, dtype=float)
     G = Q[:-1, :] - Q[-1:, :]  # B^T q for every column, shape (k-1, m)
     py = np.asarray(p0) @ Q
@@ -80,7 +80,7 @@ def fisher_information(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
 def estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
     """Asymptotic risk ``n E||p_hat - p||^2 ~ tr(B J^-1 B^T)`` of the efficient estimator.
 
-    ``B = [I; -1^T]`` is a basis of the simplex's tangent space (SPEC §3). Returns
+    ``B = [I; -1^T]`` is a basis of the simplex's tangent space (docs/model.md). Returns
     ``inf`` when ``J`` is singular (the channel does not identify the distribution).
 
     Examples

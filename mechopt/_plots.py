@@ -1,8 +1,8 @@
 """Figures drawn from solver results (matplotlib, Agg back-end: no screen needed).
 
-* :func:`tradeoff` / :func:`tradeoff_plot` — utility against ε under the problem's own
-  notions and under their LDP counterpart (like Jiang, Li, Tandon Fig. 5–6 and Jiang
-  et al. Fig. 11).
+* :func:`tradeoff` / :func:`tradeoff_plot` — utility against a multiplier of every
+  budget or against one notion's ε, with the standard mechanisms as baselines (like
+  Jiang, Li, Tandon Fig. 5–6 and Jiang et al. Fig. 11).
 * :func:`plot_mechanism` — a channel as a heat map.
 """
 
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import InputError
-from ._notions import LDP, Notion
+from ._notions import LDP
 from ._problem import Problem, load_problem
 
 
-def parse_epsilons(spec: str | list) -> np.ndarray:
+def parse_epsilons(spec: str | list, *, field: str = "epsilons") -> np.ndarray:
     """``"0.5:5:0.5"`` (start:stop:step, stop included) or ``"0.5,1,2"`` or a list."""
     if isinstance(spec, (list, tuple, np.ndarray)):
         vals = [float(v) for v in spec]
@@ -34,56 +34,206 @@ def parse_epsilons(spec: str | list) -> np.ndarray:
             else:
                 vals = [float(t) for t in spec.split(",") if t.strip()]
         except ValueError:
-            raise InputError("epsilons", f"must be start:stop:step with step > 0, or a comma list, got {spec!r}") from None
+            raise InputError(field, f"must be start:stop:step with step > 0, or a comma list, got {spec!r}") from None
     if not vals or any((not math.isfinite(v)) or v < 0 for v in vals):
-        raise InputError("epsilons", f"must be finite numbers >= 0, got {spec!r}")
+        raise InputError(field, f"must be finite numbers >= 0, got {spec!r}")
     return np.array(vals)
 
 
-def _with_epsilon(n: Notion, eps: float) -> Notion:
-    if hasattr(n, "epsilon"):
-        return replace(n, epsilon=float(eps))
-    return n
+#: the default grid of the multiplier axis (``mechopt tradeoff`` without --scale or --epsilons)
+DEFAULT_SCALE = "0.25:2:0.25"
 
 
-def tradeoff(problem: Problem | str | dict, epsilons, *, quiet: bool = True) -> dict:
-    """Solve the problem at every ε, under its notions and under plain ε-LDP.
+def _scaled_spec(spec: dict, factor: float | None, epsilon: float | None) -> dict:
+    """A notion entry with its budget multiplied by ``factor`` or set to ``epsilon``."""
+    out = dict(spec)
+    if "epsilon" in out:
+        e = out["epsilon"]
+        if factor is not None:
+            out["epsilon"] = e if isinstance(e, str) else float(e) * factor
+        else:
+            out["epsilon"] = float(epsilon)
+    elif out.get("notion") == "eldp":
+        if factor is None:
+            raise InputError("notion", "an eldp notion has no single epsilon to set; scale its matrix with --scale")
+        out["matrix"] = [[v if isinstance(v, str) else float(v) * factor for v in row] for row in out["matrix"]]
+    return out
 
-    Returns ``{"epsilons": [...], "curves": {label: [objective or nan, ...]}, "kind": ...}``.
-    Notions without an ``epsilon`` (an E matrix) are kept as they are.
+
+def _pick_notion(p: Problem, notion: str | int | None) -> int:
+    with_eps = [i for i, n in enumerate(p.notions) if "epsilon" in n.to_spec(p.inputs)]
+    if notion is None:
+        if len(with_eps) == 1:
+            return with_eps[0]
+        names = [p.notions[i].name for i in with_eps] or [n.name for n in p.notions]
+        raise InputError("notion", f"the problem has {len(with_eps)} notions with an epsilon ({names!r}); "
+                                   "name the one to vary (--notion NAME) or scale all budgets (--scale)")
+    if isinstance(notion, int) or (isinstance(notion, str) and notion.isdigit()):
+        i = int(notion)
+        if not 0 <= i < len(p.notions):
+            raise InputError("notion", f"index {i} is not a notion of the problem (0..{len(p.notions) - 1})")
+        matches = [i]
+    else:
+        matches = [i for i, n in enumerate(p.notions) if n.name == notion]
+        if not matches:
+            raise InputError("notion", f"{notion!r} is not a notion of the problem; its notions are "
+                                       f"{[n.name for n in p.notions]!r}")
+        if len(matches) > 1:
+            raise InputError("notion", f"{notion!r} appears {len(matches)} times; give its index "
+                                       f"(0..{len(p.notions) - 1}) instead")
+    if matches[0] not in with_eps:
+        raise InputError("notion", f"notion {p.notions[matches[0]].name!r} has no single epsilon; use --scale")
+    return matches[0]
+
+
+def _variant(p: Problem, *, factor: float | None = None, index: int | None = None,
+             epsilon: float | None = None) -> Problem:
+    from ._notions import notion_from_spec
+
+    specs = [n.to_spec(p.inputs) for n in p.notions]
+    if factor is not None:
+        specs = [_scaled_spec(s, factor, None) for s in specs]
+    else:
+        specs[index] = _scaled_spec(specs[index], None, epsilon)
+    notions = tuple(notion_from_spec(s, p.inputs, f"privacy[{i}]") for i, s in enumerate(specs))
+    return replace(p, notions=notions)
+
+
+def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion: str | int | None = None,
+             baselines: bool = True, quiet: bool = True) -> dict:
+    """Solve the problem along a privacy axis; the data of ``mechopt tradeoff``.
+
+    Two axes:
+
+    * **multiplier** (``scale``, the default): every budget of the problem is multiplied
+      by ``t`` (an E matrix entrywise); ``t = 1`` is the problem itself, so a design with
+      high-low 1 and LDP 3 sits on its own curve;
+    * **epsilon** (``epsilons``): one notion's ε (``notion``: its name or index; optional
+      when only one notion has an ε) takes each value, the others stay. A curve "ldp"
+      adds the optimum under plain ε-LDP at the same ε, unless the notion is LDP.
+
+    At every point the solver's optimum is drawn, and where they apply and meet the
+    (scaled) notions exactly, the standard mechanisms of :mod:`mechopt.closed_forms`
+    (k-RR, Warner, uRR, Hadamard response, LIP RR, …) as baselines.
+
+    Parameters
+    ----------
+    problem : Problem, dict or path
+    epsilons : str or sequence, optional
+        ``"start:stop:step"`` (stop included), ``"0.5,1,2"`` or a list of ε.
+    scale : str or sequence, optional, keyword-only
+        Multipliers, same syntax; default :data:`DEFAULT_SCALE` when ``epsilons`` is not given.
+    notion : str or int, optional, keyword-only
+        The notion whose ε varies (``epsilons`` only).
+    baselines : bool, keyword-only
+        Also evaluate the standard mechanisms.
+    quiet : bool, keyword-only
+        No progress display while solving.
+
+    Returns
+    -------
+    dict
+        ``{"axis": "multiplier" | "epsilon", "x": [...], "epsilons": [...], "notion": name or None,
+        "curves": {label: [objective or nan, ...]}, "kind", "unit", "xlabel", "ylabel"}``: the
+        problem's own curve is labelled by its notions joined with ``+``; baselines are
+        ``"baseline: <name>"``.
+
+    Raises
+    ------
+    InputError
+        For a malformed grid, both or neither axis chosen ambiguously, or an unknown notion.
+
+    Examples
+    --------
+    >>> d = tradeoff({"k": 2, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+    ...               "objective": {"kind": "expected_loss"}}, "1,2")
+    >>> [round(v, 4) for v in d["curves"]["ldp"]]           # 1 / (1 + e^ε): Warner's RR is optimal
+    [0.2689, 0.1192]
+    >>> [round(v, 4) for v in d["curves"]["baseline: warner_rr"]]
+    [0.2689, 0.1192]
     """
+    import warnings
+
+    from ._closed_form_report import baseline_values
+    from ._identifiability import IdentifiabilityWarning
     from ._solve import solve
+    from ._units import objective_unit
 
     p = problem if isinstance(problem, Problem) else load_problem(problem)
-    eps = parse_epsilons(epsilons)
+    if epsilons is not None and scale is not None:
+        raise InputError("epsilons", "give either epsilons (one notion's budget) or scale (every budget), not both")
     own = "+".join(n.name for n in p.notions)
-    curves: dict[str, list[float]] = {own: [], "ldp": []}
-    for e in eps:
-        variants = {own: tuple(_with_epsilon(n, e) for n in p.notions), "ldp": (LDP(float(e)),)}
-        for label, notions in variants.items():
-            r = solve(replace(p, notions=notions), quiet=quiet)
-            curves[label].append(r.objective if r.ok else float("nan"))
-    if own == "ldp":
-        curves.pop("ldp")
-    return {"epsilons": eps.tolist(), "curves": curves, "kind": p.objective.kind}
+    if epsilons is not None:
+        xs = parse_epsilons(epsilons)
+        index = _pick_notion(p, notion)
+        name = p.notions[index].name
+        variants = [_variant(p, index=index, epsilon=float(e)) for e in xs]
+        axis, xlabel = "epsilon", f"ε of {name} (privacy budget, nats)"
+    else:
+        if notion is not None:
+            raise InputError("notion", "a notion is chosen only with epsilons; scale multiplies every budget")
+        xs = parse_epsilons(DEFAULT_SCALE if scale is None else scale, field="scale")
+        variants = [_variant(p, factor=float(t)) for t in xs]
+        axis, name = "multiplier", None
+        xlabel = "budget multiplier t (every ε of the problem × t; t = 1 is the problem)"
+    curves: dict[str, list[float]] = {own: []}
+    compare_ldp = axis == "epsilon" and own != "ldp"
+    if compare_ldp:
+        curves["ldp"] = []
+    base: dict[str, list[float]] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)
+        for i, (x, v) in enumerate(zip(xs, variants)):
+            r = solve(v, quiet=quiet)
+            curves[own].append(r.objective if r.ok else float("nan"))
+            if compare_ldp:
+                r = solve(replace(p, notions=(LDP(float(x)),)), quiet=quiet)
+                curves["ldp"].append(r.objective if r.ok else float("nan"))
+            if baselines:
+                values = baseline_values(v)
+                for label in values:
+                    base.setdefault(label, [float("nan")] * i)
+                for label, ys in base.items():
+                    ys.append(values.get(label, float("nan")))
+    curves.update({f"baseline: {k}": vals for k, vals in base.items()})
+    unit = objective_unit(p.objective)
+    return {"axis": axis, "x": xs.tolist(), "epsilons": xs.tolist(), "notion": name, "curves": curves,
+            "kind": p.objective.kind, "unit": unit, "xlabel": xlabel, "ylabel": f"{p.objective.kind} ({unit})"}
 
 
-def tradeoff_plot(problem: Problem | str | dict, epsilons, png: str | Path) -> dict:
-    """Draw :func:`tradeoff` as a PNG; returns the data drawn."""
+def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path | None = None, *, scale=None,
+                  notion: str | int | None = None, baselines: bool = True, logx: bool = False,
+                  logy: bool = False) -> dict:
+    """Draw :func:`tradeoff` as a PNG (optimum solid, baselines dashed); returns the data drawn.
+
+    ``logx`` / ``logy`` put an axis on a log scale (``logy`` needs positive values: a
+    mutual information of 0 at ε = 0 is not drawn).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data = tradeoff(problem, epsilons)
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    if png is None:
+        raise InputError("png", "a PNG file to write is required")
+    data = tradeoff(problem, epsilons, scale=scale, notion=notion, baselines=baselines)
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     for label, ys in data["curves"].items():
-        ax.plot(data["epsilons"], ys, marker="o", label=f"optimal under {label}")
-    ax.set_xlabel("privacy budget ε")
-    ax.set_ylabel(data["kind"])
-    ax.set_title("utility–privacy trade-off (solver optima)")
+        if label.startswith("baseline: "):
+            ax.plot(data["x"], ys, linestyle="--", marker=".", label=label)
+        else:
+            ax.plot(data["x"], ys, marker="o", label=f"optimal under {label}")
+    if data["axis"] == "multiplier" and any(abs(x - 1.0) < 1e-12 for x in data["x"]):
+        ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(data["xlabel"])
+    ax.set_ylabel(data["ylabel"])
+    ax.set_title("utility–privacy trade-off (solver optima; dashed: standard mechanisms)", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(png)
     plt.close(fig)

@@ -1,4 +1,4 @@
-"""Problems: inputs, outputs, privacy notions and a utility (SPEC §3, §5).
+"""Problems: inputs, outputs, privacy notions and a utility (docs/model.md, docs/formats.md).
 
 Input is validated once, here, and comes out as clean numpy values; every error is an
 :class:`~mechopt._errors.InputError` naming the field and the rule.
@@ -19,7 +19,7 @@ from ._notions import LIP, Notion, _prior, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
               "estimation_variance")
-#: objectives that are sums of a sublinear function of each column (SPEC §3)
+#: objectives that are sums of a sublinear function of each column (docs/model.md)
 SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
 LOSSES = ("hamming", "absolute", "squared")
 
@@ -35,7 +35,7 @@ MAX_FILE_BYTES = 512 * 2**20
 
 @dataclass(frozen=True)
 class Objective:
-    """A utility of SPEC §3, resolved against the inputs and outputs.
+    """A utility of docs/model.md, resolved against the inputs and outputs.
 
     Attributes
     ----------
@@ -249,7 +249,7 @@ def _check_sizes(doc: dict, k: int, outputs) -> None:
 
 
 def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
-    """Validate a parsed problem document (SPEC §5) and return a :class:`Problem`."""
+    """Validate a parsed problem document (docs/formats.md) and return a :class:`Problem`."""
     if not isinstance(doc, dict):
         raise InputError("problem", f"must be a mapping (inputs, outputs, privacy, objective), got {type(doc).__name__}")
     allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description"}
@@ -424,7 +424,7 @@ def load_problem(source: str | Path | dict) -> Problem:
     Raises
     ------
     InputError
-        For a missing file, invalid YAML/JSON, or any field that breaks SPEC §5.
+        For a missing file, invalid YAML/JSON, or any field that breaks docs/formats.md.
 
     Examples
     --------

@@ -21,7 +21,8 @@ class SolveResult:
         The exported, exactly verified mechanism (None unless status is optimal or
         feasible).
     objective : float or None
-        Objective of the exported (repaired) channel, natural units.
+        Objective of the exported (repaired) channel, in the objective's units (mutual
+        information in nats; see ``docs/formats.md``).
     bound : float or None
         A proven bound on the optimum (LP value or dual bound).
     gap : float or None
@@ -54,9 +55,12 @@ class SolveResult:
         """One line for the terminal."""
         if not self.ok:
             return f"{self.status}: {self.message}"
+        from ._units import objective_unit
+
         t = self.timings.get("total", 0.0)
         gap = "n/a" if self.gap is None else f"{self.gap:.3g}"
         bound = "none proven" if self.bound is None else f"{self.bound:.10g}"
         m = self.mechanism
-        return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} (bound {bound}, gap {gap}); "
+        unit = objective_unit(m.objective)
+        return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} [{unit}] (bound {bound}, gap {gap}); "
                 f"{len(m.inputs)} inputs x {len(m.outputs)} outputs; verified exactly; {t:.2f} s")

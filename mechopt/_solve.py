@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import InputError, MechoptError, SolverError
+from ._export import finalize_export
 from ._mechanism import Mechanism
 from ._notions import LDP, LIP, ULDP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign
@@ -188,7 +189,8 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     if proven and not closed and not message:
         message = ("no bound could be proven" if gap is None else
                    f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")
-    return SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message, stats)
+    return finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
+                                                stats))
 
 
 def _jsonable(v: Any) -> bool:

@@ -1,7 +1,9 @@
-"""The ``mechopt`` command line (SPEC §6): parse, call the public API, print, exit.
+"""The ``mechopt`` command line (``docs/cli.md``): parse, call the public API, print, exit.
 
 Exit codes: 0 success; 1 a failed privacy or hash check, an infeasible problem or a
-solver failure; 2 bad input (one line on stderr naming the field and the rule).
+solver failure; 2 bad input (one line on stderr naming the field and the rule); 3 the
+reports cannot answer the question asked (``estimate`` on a channel that does not
+identify the input distribution, without ``--method mmse``).
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from typing import Sequence
 
 from ._errors import InputError, MechoptError
+
+_DOCS = "file formats: docs/formats.md; commands and exit codes: docs/cli.md"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,17 +25,36 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_solve(args) -> int:
+    from dataclasses import replace
+
+    from ._identifiability import IdentifiabilityWarning
     from ._solve import solve
 
-    result = solve(args.problem, backend=args.backend, method=args.method, quiet=args.quiet,
-                   reduce=not args.no_reduce)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)  # said below, on one line
+        result = solve(args.problem, backend=args.backend, method=args.method, quiet=args.quiet,
+                       reduce=not args.no_reduce)
     if not result.ok:
         print(f"mechopt: {result.status}: {result.message}", file=sys.stderr)
         return 1
-    result.mechanism.save(args.output)
-    if result.message:
-        print(f"mechopt: note: {result.message}", file=sys.stderr)
+    mech = replace(result.mechanism, memoize=True) if args.memoize else result.mechanism
+    mech.save(args.output)
+    # the solver's own note (a fallback, a gap above tolerance); identifiability is said below
+    note = result.message.split("; the channel cannot identify")[0].split("the channel cannot identify")[0]
+    if note.strip("; "):
+        print(f"mechopt: note: {note.strip('; ')}", file=sys.stderr)
     print(result.summary() + f" -> {args.output}")
+    ident = mech.certificate.get("identifiability", {})
+    if ident and not ident.get("identifiable", True):
+        from ._identifiability import identifiability
+
+        why = identifiability(mech.matrix).describe(mech.inputs)
+        print(f"mechopt: warning: this channel cannot identify the input distribution: {why}; "
+              "'mechopt estimate' will need --method mmse (a prior)", file=sys.stderr)
+    dropped = mech.certificate.get("dropped_outputs")
+    if dropped:
+        print(f"mechopt: note: dropped {dropped['count']} output(s) of total mass {dropped['mass']:.2g} "
+              f"({', '.join(dropped['labels'])}); recorded in the certificate", file=sys.stderr)
     return 0
 
 
@@ -54,7 +78,7 @@ def _cmd_verify(args) -> int:
         for c in cert.checks:
             mark = "ok  " if c.ok else "FAIL"
             print(f"{mark} {c.notion:9s} budget {c.budget:.6g}  achieved {c.achieved:.10g}  "
-                  f"worst slack {c.worst_slack:.3g}")
+                  f"worst slack {c.worst_slack:.3g}  (nats)")
         if not cert.rows_ok:
             print(f"FAIL rows: {cert.detail}")
         print("verified exactly" if cert.verified else f"NOT verified: {cert.detail}")
@@ -79,29 +103,46 @@ def _cmd_closed_form(args) -> int:
 def _cmd_privatize(args) -> int:
     from .runtime._commands import privatize_file
 
-    n = privatize_file(args.mechanism, args.input, args.output, seed=args.seed)
-    print(f"{n} reports -> {args.output}", file=sys.stderr)
+    n = privatize_file(args.mechanism, args.input, args.output, seed=args.seed, memo=args.memo)
+    print(f"{n} reports -> {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
     return 0
 
 
-def _cmd_estimate(args) -> int:
-    from .runtime._commands import estimate_file
+def _parse_prior(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError("prior", f"must be comma-separated probabilities, got {text!r}") from None
 
-    out = estimate_file(args.mechanism, args.reports, method=args.method)
-    if args.json:
-        print(json.dumps(out, indent=1))
-    else:
-        print(f"n = {out['n']}, method = {out['method']}")
-        for label, p in out["estimate"].items():
-            print(f"{label}\t{p:.6f}")
+
+def _cmd_estimate(args) -> int:
+    from .runtime._commands import estimate_from_files
+
+    if args.reports is None and args.counts is None:
+        raise InputError("reports", "give --reports FILE (one output label per line) or --counts FILE "
+                                    "(CSV: output label,count); '-' reads standard input")
+    est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
+                              level=args.level, prior=_parse_prior(args.prior))
+    print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False) if args.json else est.table())
     return 0
 
 
 def _cmd_tradeoff(args) -> int:
     from ._plots import tradeoff_plot
 
-    tradeoff_plot(args.problem, args.epsilons, args.png)
-    print(f"-> {args.png}")
+    data = tradeoff_plot(args.problem, args.epsilons, args.png, scale=args.scale, notion=args.notion,
+                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy)
+    if args.json:
+        clean = {**data, "curves": {k: [None if y != y else y for y in ys] for k, ys in data["curves"].items()}}
+        print(json.dumps(clean, indent=1, ensure_ascii=False))
+    else:
+        for label, ys in data["curves"].items():
+            shown = ", ".join("—" if y != y else f"{y:.6g}" for y in ys)
+            print(f"{label}: {shown}")
+        print(f"x = {data['xlabel']}: {', '.join(f'{x:g}' for x in data['x'])}; y = {data['ylabel']}")
+    print(f"-> {args.png}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -114,51 +155,81 @@ def _cmd_plot(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mechopt", description="Design optimal local privacy mechanisms, verified exactly.")
+    from . import __version__
+    from ._plots import DEFAULT_SCALE
+
+    p = _Parser(prog="mechopt", description="Design optimal local privacy mechanisms, verified exactly.",
+                epilog=f"{_DOCS}. Exit codes: 0 success; 1 a failed check, an infeasible problem or a solver "
+                       "failure; 2 bad input; 3 not identifiable (estimate).")
+    p.add_argument("--version", action="version", version=f"mechopt {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    s = sub.add_parser("solve", help="solve a problem file and export a verified mechanism")
-    s.add_argument("problem", help="problem file (YAML or JSON, SPEC §5)")
-    s.add_argument("-o", "--output", required=True, help="mechanism file to write (JSON)")
+    s = sub.add_parser("solve", help="solve a problem file and export a verified mechanism",
+                       epilog=_DOCS)
+    s.add_argument("problem", help="problem file (YAML or JSON; docs/formats.md)")
+    s.add_argument("-o", "--output", required=True, help="mechanism file to write (JSON, format version 2)")
     s.add_argument("--backend", default="auto", help="highs | highs-ipm | highs-ds | cvxpy:SOLVER")
     s.add_argument("--method", default="auto", help="rays | colgen | cvxpy | frank-wolfe")
     s.add_argument("--no-reduce", action="store_true", help="do not reduce constraints (for comparison)")
+    s.add_argument("--memoize", action="store_true",
+                   help="mark the mechanism memoized: clients keep one permanent response per true value")
     s.add_argument("--quiet", action="store_true", help="no progress display (the one-line summary is still printed)")
     s.set_defaults(func=_cmd_solve)
 
-    v = sub.add_parser("verify", help="re-verify a mechanism file exactly and check its hash")
-    v.add_argument("mechanism", help="mechanism file (JSON)")
+    v = sub.add_parser("verify", help="re-verify a mechanism file exactly and check its hash", epilog=_DOCS)
+    v.add_argument("mechanism", help="mechanism file (JSON, format version 1 or 2)")
     v.add_argument("--problem", help="also check the problem's notions (YAML or JSON)")
     v.add_argument("--json", action="store_true", help="print the certificate as JSON")
     v.set_defaults(func=_cmd_verify)
 
-    c = sub.add_parser("closed-form", help="judge the papers' closed forms against the solver")
+    c = sub.add_parser("closed-form", help="judge the papers' closed forms against the solver", epilog=_DOCS)
     c.add_argument("problem", help="problem file (YAML or JSON)")
     c.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     c.set_defaults(func=_cmd_closed_form)
 
-    pr = sub.add_parser("privatize", help="turn input labels into privatized reports")
+    pr = sub.add_parser("privatize", help="turn input labels into privatized reports (each line one user)",
+                        epilog=_DOCS)
     pr.add_argument("mechanism", help="mechanism file (JSON)")
-    pr.add_argument("--input", required=True, help="one input label per line")
-    pr.add_argument("--output", required=True, help="file for one report per line")
+    pr.add_argument("--input", required=True, help="one input label per line ('-': standard input)")
+    pr.add_argument("--output", required=True, help="file for one report per line ('-': standard output)")
     pr.add_argument("--seed", type=int, default=None,
                     help="seeded simulation (not for deployment); default: a secure generator")
+    pr.add_argument("--memo", metavar="STORE.json", default=None,
+                    help="memoized mechanism, one device: keep its permanent responses in this JSON file")
     pr.set_defaults(func=_cmd_privatize)
 
-    e = sub.add_parser("estimate", help="estimate the input distribution from reports")
+    e = sub.add_parser("estimate", help="estimate the input distribution, with standard errors and intervals",
+                       epilog=f"Exit code 3 when the channel cannot identify the distribution (use --method mmse). "
+                              f"{_DOCS}")
     e.add_argument("mechanism", help="mechanism file (JSON)")
-    e.add_argument("--reports", required=True, help="one output label per line")
-    e.add_argument("--method", default="em", choices=["em", "inversion", "projected"])
-    e.add_argument("--json", action="store_true")
+    e.add_argument("--reports", default=None, help="one output label per line ('-': standard input)")
+    e.add_argument("--counts", default=None, help="CSV of output label,count ('-': standard input)")
+    e.add_argument("--method", default="em", choices=["em", "inversion", "projected", "mmse"],
+                   help="em: maximum likelihood (default); inversion: unbiased; projected: inversion onto the "
+                        "simplex; mmse: Bayesian under a prior")
+    e.add_argument("--prior", default=None, help="mmse: comma-separated prior (default: the mechanism's design prior)")
+    e.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    e.add_argument("--json", action="store_true", help="print the estimate as JSON")
     e.set_defaults(func=_cmd_estimate)
 
-    t = sub.add_parser("tradeoff", help="plot utility against epsilon")
+    t = sub.add_parser("tradeoff", help="plot utility against a budget multiplier or one notion's epsilon",
+                       epilog=_DOCS)
     t.add_argument("problem", help="problem file (YAML or JSON)")
-    t.add_argument("--epsilons", default="0.5:5:0.5", help="start:stop:step or a comma list")
+    axis = t.add_mutually_exclusive_group()
+    axis.add_argument("--scale", default=None,
+                      help=f"multiply every budget by t over start:stop:step or a comma list "
+                           f"(default: --scale {DEFAULT_SCALE})")
+    axis.add_argument("--epsilons", default=None, help="set one notion's epsilon: start:stop:step or a comma list")
+    t.add_argument("--notion", default=None,
+                   help="with --epsilons: the notion to vary (name or index), if the problem has several")
+    t.add_argument("--no-baselines", action="store_true", help="do not draw the standard mechanisms (k-RR, ...)")
+    t.add_argument("--logx", action="store_true", help="log scale on the x axis")
+    t.add_argument("--logy", action="store_true", help="log scale on the y axis")
+    t.add_argument("--json", action="store_true", help="print the data drawn as JSON")
     t.add_argument("--png", required=True, help="PNG file to write")
     t.set_defaults(func=_cmd_tradeoff)
 
-    pl = sub.add_parser("plot", help="draw a mechanism's channel as a heat map")
+    pl = sub.add_parser("plot", help="draw a mechanism's channel as a heat map", epilog=_DOCS)
     pl.add_argument("mechanism", help="mechanism file (JSON)")
     pl.add_argument("--png", required=True, help="PNG file to write")
     pl.set_defaults(func=_cmd_plot)

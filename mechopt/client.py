@@ -1,19 +1,28 @@
-"""Client-side deployment of a mechanism file: load, check, sample (SPEC §5, §6).
+"""Client-side deployment of a mechanism file: load, check, sample (``docs/formats.md``).
 
 This module is what runs on a user's device. It uses the **standard library only**
-(it imports :mod:`mechopt._canonical` and :mod:`mechopt._errors`, both stdlib-only, and
+(plus, for version 2 files, the pure-Python ``rfc8785`` package, which has no
+dependencies; it imports :mod:`mechopt._canonical` and :mod:`mechopt._errors` and
 nothing else of mechopt), so a phone or a browser-side Python without numpy can load a
 mechanism file, check that it is the file that was exported, and privatize its data.
+``clients/js`` is the same client in JavaScript; both pass the test vectors in
+``clients/vectors``.
 
-Sampling is **exact**: each row's decimal probabilities are read as exact fractions
-(``fractions.Fraction(str(v))``, the same reading the verifier uses, SPEC §4), turned into
-cumulative integer thresholds over a common denominator, and an output is drawn with one
-uniform integer below that denominator. The distribution of the report is therefore
-exactly the matrix row (renormalised exactly if the row sums to 1 within 1e-12), with no
-floating-point rounding. By default the integer comes from :func:`secrets.randbelow`
-(the operating system's cryptographically secure generator); a ``seed`` switches to
-:class:`random.Random`, which is reproducible and **for simulation only** — its outputs
-are predictable, so it must never be used to privatize real data.
+Sampling is **exact** and specified to the bit (``docs/formats.md``, "Exact
+sampling"): each row's decimal probabilities are read as exact fractions (the same
+reading the exact verifier uses), turned into the smallest integer weights with the same
+ratios, and an output is drawn with one uniform integer below their total, built from
+32-bit random words by rejection. The report's distribution is therefore exactly the
+matrix row (renormalised exactly if the row sums to 1 within 1e-12), with no
+floating-point rounding, and two clients fed the same words report the same outputs.
+By default the words come from :func:`os.urandom` (the operating system's
+cryptographically secure generator); ``seed`` switches to :class:`random.Random`, which
+is reproducible and **for simulation only**; ``words`` takes an explicit stream (test
+vectors, cross-client checks).
+
+A mechanism marked ``"memoize": true`` is sampled once per true value: the client keeps
+that permanent response (as RAPPOR's permanent randomized response) in ``store`` and
+repeats it, so reporting an unchanged value again reveals nothing new.
 
 The client does not re-verify the privacy claims: that is :mod:`mechopt`'s exact
 verifier (``mechopt verify``). It checks the structure and the sha256 digest, so a file
@@ -25,29 +34,30 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 import random
-import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from mechopt._canonical import canonical_digest
+from mechopt._canonical import VERSIONS, canonical_digest
 from mechopt._errors import InputError, VerificationError
 
-__all__ = ["FORMAT", "VERSION", "ROW_SUM_TOLERANCE", "check_document", "load_document",
-           "Sampler"]
+__all__ = ["FORMAT", "VERSION", "VERSIONS", "ROW_SUM_TOLERANCE", "check_document",
+           "load_document", "row_weights", "uniform_below", "Sampler"]
 
 #: Value of the ``format`` field of a mechanism file.
 FORMAT = "mechopt-mechanism"
-#: The mechanism file version this module reads.
-VERSION = 1
-#: Rows must sum to 1 within this, computed exactly on the decimals (SPEC §4).
+#: The mechanism file version writers emit (readers accept :data:`VERSIONS`).
+VERSION = 2
+#: Rows must sum to 1 within this, computed exactly on the decimals.
 ROW_SUM_TOLERANCE = Fraction(1, 10**12)
 
 _REQUIRED = ("format", "version", "inputs", "outputs", "matrix", "privacy", "objective",
              "certificate", "sha256")
 _HEX = frozenset("0123456789abcdef")
+_WORD = 1 << 32
 
 
 def _short(seq: Sequence[Any], limit: int = 8) -> str:
@@ -58,7 +68,11 @@ def _short(seq: Sequence[Any], limit: int = 8) -> str:
 
 
 def _exact(value: Any) -> Fraction:
-    """The exact decimal value of a JSON number, as the verifier reads it (SPEC §4)."""
+    """The exact decimal value of a JSON number, as the verifier reads it.
+
+    A float is read as its shortest round-trip decimal (``repr``), the digits that
+    JavaScript's ``Number.prototype.toString`` and RFC 8785 also write.
+    """
     return Fraction(str(value))
 
 
@@ -112,13 +126,15 @@ def _check_matrix(doc: dict[str, Any], k: int, m: int) -> list[list[Fraction]]:
 def check_document(doc: Any) -> dict[str, Any]:
     """Check the structure and the sha256 digest of a parsed mechanism document.
 
-    Checks the required fields of SPEC §5: ``format`` and ``version``; ``inputs`` and
-    ``outputs`` are non-empty lists of unique strings; ``matrix`` is ``k × m`` of finite
-    non-negative numbers whose rows sum to 1 within 1e-12, computed exactly on the decimal
-    values (``Fraction(str(v))``); ``privacy`` is a list of objects, ``objective`` and
-    ``certificate`` objects; and ``sha256`` equals :func:`mechopt._canonical.canonical_digest`
-    of the document. The privacy claims themselves are not re-verified here (use
-    ``mechopt verify``).
+    Checks the fields of ``docs/formats.md``: ``format``; ``version`` (1 or 2);
+    ``inputs`` and ``outputs`` are non-empty lists of unique strings; ``matrix`` is
+    ``k × m`` of finite non-negative numbers whose rows sum to 1 within 1e-12, computed
+    exactly on the decimal values; ``privacy`` is a list of objects, ``objective`` and
+    ``certificate`` objects; ``memoize``, if present, is a boolean of a version 2 file;
+    and ``sha256`` equals :func:`mechopt._canonical.canonical_digest` of the document
+    for its version. A structured (``family``) mechanism is refused: that extension of
+    version 2 is not implemented yet. The privacy claims themselves are not re-verified
+    here (use ``mechopt verify``).
 
     Parameters
     ----------
@@ -136,12 +152,12 @@ def check_document(doc: Any) -> dict[str, Any]:
         When a required field is missing or malformed; the message names the field.
     VerificationError
         When every field is well formed but the recorded ``sha256`` is not the digest of
-        ``inputs``, ``outputs``, ``matrix`` and ``privacy`` (the file was altered).
+        the hashed fields (the file was altered).
 
     Examples
     --------
     >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["a", "b"],
+    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["a", "b"],
     ...        "outputs": ["a", "b"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
     ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {},
     ...        "certificate": {}}
@@ -151,15 +167,20 @@ def check_document(doc: Any) -> dict[str, Any]:
     """
     if not isinstance(doc, dict):
         raise InputError("document", f"must be a JSON object, got {type(doc).__name__}")
+    if "family" in doc:
+        raise InputError("family", "structured mechanisms (a 'family' instead of 'outputs' "
+                                   "and 'matrix') are an extension point of format version 2 "
+                                   "that this version of mechopt does not read yet "
+                                   "(docs/formats.md, 'Structured mechanisms')")
     missing = [name for name in _REQUIRED if name not in doc]
     if missing:
-        raise InputError(missing[0], f"required field is missing (SPEC §5 requires "
+        raise InputError(missing[0], f"required field is missing (docs/formats.md requires "
                                      f"{', '.join(_REQUIRED)}); missing: {missing!r}")
     if doc["format"] != FORMAT:
         raise InputError("format", f"must be {FORMAT!r}, got {doc['format']!r}")
     version = doc["version"]
-    if isinstance(version, bool) or version != VERSION:
-        raise InputError("version", f"must be {VERSION} (the version this client reads), "
+    if isinstance(version, bool) or not isinstance(version, int) or version not in VERSIONS:
+        raise InputError("version", f"must be 1 or 2 (the versions this client reads), "
                                     f"got {version!r}")
     inputs = _check_labels(doc, "inputs")
     outputs = _check_labels(doc, "outputs")
@@ -173,18 +194,24 @@ def check_document(doc: Any) -> dict[str, Any]:
     for name in ("objective", "certificate"):
         if not isinstance(doc[name], dict):
             raise InputError(name, f"must be an object, got {doc[name]!r}")
+    if "memoize" in doc:
+        if version == 1:
+            raise InputError("memoize", "is a version 2 field (a version 1 digest does not "
+                                        "cover it); re-export the mechanism")
+        if not isinstance(doc["memoize"], bool):
+            raise InputError("memoize", f"must be true or false, got {doc['memoize']!r}")
     recorded = doc["sha256"]
     if not (isinstance(recorded, str) and len(recorded) == 64 and set(recorded) <= _HEX):
         raise InputError("sha256", f"must be 64 lowercase hex digits, got {recorded!r}")
     try:
         computed = canonical_digest(doc)
-    except ValueError as err:  # non-finite float inside privacy, say
+    except ValueError as err:  # non-finite float or an out-of-range integer, say
         raise InputError("privacy", f"cannot be written as canonical JSON: {err}") from None
     if computed != recorded:
         raise VerificationError(
             f"sha256: recorded digest {recorded!r} does not match {computed!r}, the digest "
-            "of inputs, outputs, matrix and privacy; the file was modified after export — "
-            "re-export it or obtain the original")
+            f"of the hashed fields (version {version}); the file was modified after export "
+            "— re-export it or obtain the original")
     return doc
 
 
@@ -193,7 +220,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def load_document(path: str | Path) -> dict[str, Any]:
-    """Read a mechanism file and check its structure and sha256 digest (SPEC §5).
+    """Read a mechanism file and check its structure and sha256 digest.
 
     Parameters
     ----------
@@ -218,7 +245,7 @@ def load_document(path: str | Path) -> dict[str, Any]:
     --------
     >>> import json, tempfile, os
     >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["no", "yes"],
+    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["no", "yes"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
     ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {},
     ...        "certificate": {}}
@@ -247,82 +274,227 @@ def load_document(path: str | Path) -> dict[str, Any]:
         raise VerificationError(f"{source}: {err}") from None
 
 
+# ----------------------------------------------------------------- exact sampling
+
+
+def row_weights(row: Sequence[Any]) -> list[int]:
+    """The smallest non-negative integers proportional to a row's exact decimals.
+
+    Step 1 of the exact sampler (``docs/formats.md``, "Exact sampling"): each entry is
+    read as its exact decimal value, all are brought to a common denominator, and the
+    resulting integers are divided by their greatest common divisor. Output ``j`` is
+    reported with probability ``c_j / Σ c``.
+
+    Parameters
+    ----------
+    row : sequence of int or float
+        One row of a mechanism's matrix (as parsed from JSON); not all zero.
+
+    Returns
+    -------
+    list of int
+
+    Examples
+    --------
+    >>> row_weights([0.1, 0.9])
+    [1, 9]
+    >>> row_weights([0.25, 0.5, 0.25, 0])
+    [1, 2, 1, 0]
+    """
+    exact = [_exact(v) for v in row]
+    denominator = 1
+    for f in exact:
+        denominator = denominator * f.denominator // math.gcd(denominator, f.denominator)
+    weights = [f.numerator * (denominator // f.denominator) for f in exact]
+    common = 0
+    for w in weights:
+        common = math.gcd(common, w)
+    return [w // common for w in weights]
+
+
+def uniform_below(total: int, take) -> int:
+    """A uniform integer in ``[0, total)`` from 32-bit words, by rejection (step 3).
+
+    With ``b`` the bit length of ``total − 1`` and ``n = ceil(b / 32)``: read ``n``
+    words, join them big-endian (the first word is the most significant), keep the low
+    ``b`` bits; accept if below ``total``, otherwise read ``n`` new words. ``total = 1``
+    reads nothing.
+
+    Parameters
+    ----------
+    total : int
+        ``>= 1``.
+    take : callable
+        ``take(n)`` returns the next ``n`` words joined big-endian, an integer below
+        ``2**(32 n)``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> words = iter([0xFFFFFFFF, 0x0000000C, 0x00000005])
+    >>> take = lambda n: next(words)      # one word at a time here (total < 2**32)
+    >>> uniform_below(10, take)           # 15 and 12 are rejected; 5 is accepted
+    5
+    """
+    bits = (total - 1).bit_length()
+    return _uniform(total, (bits + 31) // 32, (1 << bits) - 1, take)
+
+
+def _uniform(total: int, count: int, mask: int, take) -> int:
+    """:func:`uniform_below` with its word count and mask precomputed (0 and 0 for 1)."""
+    while True:
+        r = take(count) & mask
+        if r < total:
+            return r
+
+
+class _SecureWords:
+    """Words from :func:`os.urandom`, read in 64 KiB blocks (big-endian 4-byte words).
+
+    The block is never shared across processes: a forked child (a pre-forking server,
+    a process pool) would otherwise replay its parent's unread bytes, so the buffer is
+    dropped whenever the process id changes.
+    """
+
+    block = 65536
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._pos = 0
+        self._pid = os.getpid()
+
+    def __call__(self, n: int) -> int:
+        size = 4 * n
+        if self._pid != os.getpid():
+            self._buf, self._pos, self._pid = b"", 0, os.getpid()
+        if self._pos + size > len(self._buf):
+            self._buf = self._buf[self._pos:] + os.urandom(max(self.block, size))
+            self._pos = 0
+        start = self._pos
+        self._pos = start + size
+        return int.from_bytes(self._buf[start:start + size], "big")
+
+
+class _StreamWords:
+    """Words from an explicit iterable of integers in ``[0, 2**32)`` (portable stream)."""
+
+    def __init__(self, words: Iterable[int]) -> None:
+        self._it: Iterator[int] = iter(words)
+        self.used = 0
+
+    def __call__(self, n: int) -> int:
+        r = 0
+        for _ in range(n):
+            try:
+                w = next(self._it)
+            except StopIteration:
+                raise InputError("words", f"the word stream ran out after {self.used} "
+                                          "words") from None
+            if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w < _WORD:
+                raise InputError(f"words[{self.used}]", f"must be an integer in "
+                                                        f"[0, 2**32), got {w!r}")
+            r = (r << 32) | w
+            self.used += 1
+        return r
+
+
 class Sampler:
     """Exact sampler of a mechanism's reports, for use on the client.
 
-    Row ``x`` of the matrix is read as exact decimals ``F_j = Fraction(str(Q[x][j]))``.
-    With ``D`` the least common denominator of the row, the integers ``c_j = F_j · D`` are
-    the output's weights and ``T = Σ_j c_j`` their total (``T = D`` when the row sums to
-    exactly 1; otherwise — within the 1e-12 the format allows — this renormalises the row
-    exactly). A report is ``j = bisect_right(cumsum(c), U)`` for a uniform integer
-    ``U < T``, so ``Pr(report = j | x) = c_j / T = F_j / Σ F`` with no rounding at all.
+    For each row the sampler precomputes the integer weights ``c`` of
+    :func:`row_weights`, their cumulative sums ``C`` and total ``T``. A report for input
+    ``x`` is the output ``j`` with ``C[j−1] <= U < C[j]`` for ``U`` drawn by
+    :func:`uniform_below` ``(T)``, so ``Pr(report = j | x) = c_j / T`` exactly — the row's
+    decimals, renormalised exactly when they sum to 1 within 1e-12 but not exactly.
+    The procedure is specified in ``docs/formats.md`` ("Exact sampling"); the JavaScript
+    client implements the same one, and ``clients/vectors/sampling.json`` pins it.
 
     Parameters
     ----------
     doc : dict
         A mechanism document (checked again with :func:`check_document`).
     seed : int or None, keyword-only
-        ``None`` (default): draw ``U`` with :func:`secrets.randbelow`, a cryptographically
-        secure generator — use this to privatize real data. An integer: draw ``U`` with
-        ``random.Random(seed).randrange``, reproducible and **for simulation and tests
-        only** (its outputs can be predicted, which defeats the privacy guarantee).
+        ``None`` (default): 32-bit words from :func:`os.urandom`, cryptographically
+        secure — use this to privatize real data. An integer: words from
+        ``random.Random(seed)``, reproducible and **for simulation and tests only** (its
+        outputs can be predicted, which defeats the privacy guarantee).
+    words : iterable of int, keyword-only
+        An explicit stream of 32-bit words (test vectors, cross-client checks); not with
+        ``seed``. :attr:`words_used` counts the words read.
+    store : mutable mapping, keyword-only
+        For a memoized mechanism, where permanent responses are kept, under the key
+        ``"<sha256>:<input label>"`` (default: a new dict; pass a persistent mapping —
+        e.g. a ``shelve`` — to keep them across sessions). Ignored otherwise.
 
     Raises
     ------
     InputError
-        When the document is malformed or ``seed`` is not an integer.
+        When the document is malformed, ``seed`` is not an integer, or both ``seed`` and
+        ``words`` are given.
     VerificationError
         When the document's sha256 does not match.
 
     Examples
     --------
     >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["no", "yes"],
+    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["no", "yes"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
     ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {},
     ...        "certificate": {}}
     >>> doc["sha256"] = canonical_digest(doc)
-    >>> sampler = Sampler(doc, seed=7)          # seeded: simulation only
-    >>> sampler.sample("yes") in ("no", "yes")
+    >>> Sampler(doc, words=[2]).sample("yes")     # weights [1, 3]: U = 2 & 0b11 = 2
+    'yes'
+    >>> Sampler(doc, seed=7).sample("yes") in ("no", "yes")   # seeded: simulation only
     True
-    >>> sampler.probabilities("yes")
+    >>> Sampler(doc).probabilities("yes")
     (Fraction(1, 4), Fraction(3, 4))
     """
 
-    def __init__(self, doc: dict[str, Any], *, seed: int | None = None):
+    def __init__(self, doc: dict[str, Any], *, seed: int | None = None,
+                 words: Iterable[int] | None = None,
+                 store: MutableMapping[str, str] | None = None):
         check_document(doc)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
+        if seed is not None and words is not None:
+            raise InputError("words", "give either a seed or a word stream, not both")
         self.inputs: tuple[str, ...] = tuple(doc["inputs"])
         self.outputs: tuple[str, ...] = tuple(doc["outputs"])
+        self.sha256: str = doc["sha256"]
+        self.memoize: bool = bool(doc.get("memoize", False))
+        self.store: MutableMapping[str, str] = {} if store is None else store
         self.seeded = seed is not None
         self._index = {label: i for i, label in enumerate(self.inputs)}
-        self._cumulative: list[list[int]] = []
-        self._totals: list[int] = []
+        self._output_index = {label: j for j, label in enumerate(self.outputs)}
+        # per row: (total T, words per draw, mask of the low bits, cumulative sums C)
+        self._rows: list[tuple[int, int, int, list[int]]] = []
         for row in doc["matrix"]:
-            exact = [_exact(v) for v in row]
-            denominator = 1
-            for f in exact:
-                denominator = denominator * f.denominator // math.gcd(denominator,
-                                                                      f.denominator)
-            weights = [f.numerator * (denominator // f.denominator) for f in exact]
-            common = 0
-            for w in weights:
-                common = math.gcd(common, w)
-            weights = [w // common for w in weights]
             cumulative, running = [], 0
-            for w in weights:
+            for w in row_weights(row):
                 running += w
                 cumulative.append(running)
-            self._cumulative.append(cumulative)
-            self._totals.append(running)
-        if seed is None:
-            self._randbelow = secrets.randbelow
+            bits = (running - 1).bit_length()
+            self._rows.append((running, (bits + 31) // 32, (1 << bits) - 1, cumulative))
+        self._stream: _StreamWords | None = None
+        if words is not None:
+            self._stream = _StreamWords(words)
+            self._take = self._stream
+        elif seed is not None:
+            rng = random.Random(seed)
+            self._take = lambda n: rng.getrandbits(32 * n)
         else:
-            self._randbelow = random.Random(seed).randrange
+            self._take = _SecureWords()
+
+    @property
+    def words_used(self) -> int | None:
+        """Words read from an explicit ``words`` stream (``None`` for other sources)."""
+        return None if self._stream is None else self._stream.used
 
     def probabilities(self, label: str) -> tuple[Fraction, ...]:
-        """Return the exact probabilities with which :meth:`sample` draws each output.
+        """Return the exact probabilities with which a fresh draw reports each output.
 
         Parameters
         ----------
@@ -342,7 +514,7 @@ class Sampler:
         Examples
         --------
         >>> from mechopt._canonical import canonical_digest
-        >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["x"],
+        >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x"],
         ...        "outputs": ["u", "v"], "matrix": [[0.1, 0.9]], "privacy": [],
         ...        "objective": {}, "certificate": {}}
         >>> doc["sha256"] = canonical_digest(doc)
@@ -350,7 +522,7 @@ class Sampler:
         (Fraction(1, 10), Fraction(9, 10))
         """
         x = self._lookup(label)
-        cumulative, total = self._cumulative[x], self._totals[x]
+        total, _, _, cumulative = self._rows[x]
         previous = [0, *cumulative[:-1]]
         return tuple(Fraction(c - p, total) for c, p in zip(cumulative, previous))
 
@@ -361,8 +533,27 @@ class Sampler:
             raise InputError("label", f"{label!r} is not an input of the mechanism; "
                                       f"inputs are {_short(self.inputs)}") from None
 
+    def _draw(self, x: int) -> str:
+        total, count, mask, cumulative = self._rows[x]
+        return self.outputs[bisect.bisect_right(cumulative, _uniform(total, count, mask, self._take))]
+
+    def _memoized(self, x: int) -> str:
+        key = f"{self.sha256}:{self.inputs[x]}"
+        kept = self.store.get(key)
+        if kept is None:
+            kept = self._draw(x)
+            self.store[key] = kept
+        elif kept not in self._output_index:
+            raise InputError("store", f"holds {kept!r} for input {self.inputs[x]!r}, which is "
+                                      "not an output of this mechanism; the store belongs to "
+                                      "another mechanism or was altered")
+        return kept
+
     def sample(self, label: str) -> str:
         """Privatize one input: draw an output label from the input's row.
+
+        For a memoized mechanism the first report of a value is drawn and kept in
+        ``store``; later reports of the same value repeat it.
 
         Parameters
         ----------
@@ -382,7 +573,7 @@ class Sampler:
         Examples
         --------
         >>> from mechopt._canonical import canonical_digest
-        >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["x"],
+        >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x"],
         ...        "outputs": ["u", "v"], "matrix": [[0.0, 1.0]], "privacy": [],
         ...        "objective": {}, "certificate": {}}
         >>> doc["sha256"] = canonical_digest(doc)
@@ -390,11 +581,13 @@ class Sampler:
         'v'
         """
         x = self._lookup(label)
-        u = self._randbelow(self._totals[x])
-        return self.outputs[bisect.bisect_right(self._cumulative[x], u)]
+        return self._memoized(x) if self.memoize else self._draw(x)
 
     def sample_many(self, labels: Iterable[str]) -> list[str]:
-        """Privatize many inputs independently; all labels are checked before any draw.
+        """Privatize many inputs, in order; all labels are checked before any draw.
+
+        Each label is one report of :meth:`sample` (independent draws, or the kept
+        responses of a memoized mechanism).
 
         Parameters
         ----------
@@ -414,7 +607,7 @@ class Sampler:
         Examples
         --------
         >>> from mechopt._canonical import canonical_digest
-        >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["x", "y"],
+        >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x", "y"],
         ...        "outputs": ["u", "v"], "matrix": [[1, 0], [0, 1]], "privacy": [],
         ...        "objective": {}, "certificate": {}}
         >>> doc["sha256"] = canonical_digest(doc)
@@ -422,6 +615,14 @@ class Sampler:
         ['v', 'u', 'v']
         """
         rows = [self._lookup(label) for label in labels]
-        draw, totals, cumulative = self._randbelow, self._totals, self._cumulative
-        outputs, right = self.outputs, bisect.bisect_right
-        return [outputs[right(cumulative[x], draw(totals[x]))] for x in rows]
+        if self.memoize:
+            return [self._memoized(x) for x in rows]
+        take, prepared, outputs, right = self._take, self._rows, self.outputs, bisect.bisect_right
+        out = []
+        for x in rows:
+            total, count, mask, cumulative = prepared[x]
+            r = take(count) & mask
+            while r >= total:  # rejection, as in uniform_below
+                r = take(count) & mask
+            out.append(outputs[right(cumulative, r)])
+        return out

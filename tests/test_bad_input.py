@@ -3,7 +3,7 @@
 Each case of the table is a file (a YAML or JSON problem, or a JSON mechanism file)
 run through ``mechopt.cli.main`` in-process; a few are also run as a real subprocess
 (``python -m mechopt.cli`` and the ``mechopt`` console script). A case states the exit
-code it expects (2 bad input; 1 a hash or privacy check that fails, SPEC §6) and the
+code it expects (2 bad input; 1 a hash or privacy check that fails, docs/cli.md) and the
 substrings the one-line message must contain: the field and the rule.
 """
 
@@ -34,7 +34,7 @@ GOOD_MATRIX = [[0.6, 0.4], [0.4, 0.6]]
 
 
 def mechanism_doc(**changes) -> dict:
-    """A valid mechanism document (SPEC §5), with ``changes`` applied, hash recomputed."""
+    """A valid mechanism document (docs/formats.md), with ``changes`` applied, hash recomputed."""
     doc = {
         "format": "mechopt-mechanism",
         "version": 1,
@@ -190,7 +190,7 @@ MECHANISM_CASES = [
     ("mechanism-missing-format", "m.json",
      json.dumps({k: v for k, v in mechanism_doc().items() if k != "format"}),
      2, ["mechanism", "'format' is a required property"]),
-    ("mechanism-wrong-version", "m.json", rehashed(version=7), 2, ["version", "1 was expected"]),
+    ("mechanism-wrong-version", "m.json", rehashed(version=7), 2, ["version", "must be one of [1, 2]"]),
     ("mechanism-unknown-notion", "m.json", rehashed(privacy=[{"notion": "vibes", "epsilon": 1.0}]),
      2, ["privacy[0].notion", "'vibes'"]),
     ("mechanism-negative-epsilon", "m.json", rehashed(privacy=[{"notion": "ldp", "epsilon": -1.0}]),

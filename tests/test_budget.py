@@ -91,7 +91,7 @@ def test_budget_exceeded_is_a_mechopt_error():
 
 
 def is_uldp(Q: np.ndarray, sensitive: set[int], eps: float) -> bool:
-    """001 Def. 2, roles derived from the matrix (as SPEC §2 prescribes)."""
+    """001 Def. 2, roles derived from the matrix (as docs/model.md prescribes)."""
     k = Q.shape[0]
     for col in Q.T:
         nz = np.flatnonzero(col > 0)
@@ -285,3 +285,35 @@ def test_spend_errors():
     with pytest.raises(InputError, match=r"epsilons: must contain at least one"):
         ldp_composition([])
     assert budget.would_spend(0.25) == 0.25 and budget.spent == 0.0
+
+
+# -- memoization ----------------------------------------------------------------------
+
+
+def test_memoized_replays_cost_nothing_and_fresh_reports_compose():
+    from mechopt.runtime import PrivacyBudget, memoization_savings
+
+    ledger = PrivacyBudget(1.0, "ldp")
+    assert ledger.spend(0.6, memo_key="sha:yes") == 0.6
+    for _ in range(10):  # the same permanent response, replayed: no new leakage
+        assert ledger.spend(0.6, memo_key="sha:yes") == 0.6
+    assert ledger.reports == 11 and ledger.replays == 10
+    with pytest.raises(BudgetExceededError):  # a fresh report still composes: 0.6 + 0.6 > 1
+        ledger.spend(0.6)
+    with pytest.raises(InputError, match="memo_key: 'sha:yes' was first reported with epsilon 0.6"):
+        ledger.spend(0.3, memo_key="sha:yes")
+    s = memoization_savings(0.25, 8)
+    assert s.fresh == [0.25 * r for r in range(1, 9)]  # basic composition, exactly
+    assert s.memoized == [0.25] * 8
+    assert "| 8 | 2 | 0.25 | 1.75 |" in s.table()
+
+
+@pytest.mark.parametrize("notion, params", [("lip", {"prior": [0.2, 0.3, 0.5]}),
+                                            ("bp_lip", {"priors": [[0.2, 0.8], [0.5, 0.5]]}),
+                                            ("uldp", {"sensitive": ["a"]})])
+def test_memoization_saves_under_every_rule(notion, params):
+    from mechopt.runtime import memoization_savings
+
+    s = memoization_savings(0.8, 5, notion, **params)
+    assert s.memoized == [0.8] * 5  # one report's leakage, whatever the rule
+    assert s.fresh[0] == 0.8 and all(b > a for a, b in zip(s.fresh, s.fresh[1:]))

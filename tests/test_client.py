@@ -23,10 +23,10 @@ REPO = Path(__file__).resolve().parents[1]
 ROW = [0.4375, 0.1234567891, 0.2, 0.0, 0.1390432109, 0.1]
 
 
-def make_doc(inputs, outputs, matrix, privacy=None):
+def make_doc(inputs, outputs, matrix, privacy=None, version=2):
     doc = {
         "format": "mechopt-mechanism",
-        "version": 1,
+        "version": version,
         "inputs": list(inputs),
         "outputs": list(outputs),
         "matrix": [list(r) for r in matrix],
@@ -83,7 +83,7 @@ def test_probabilities_are_the_exact_decimals(doc):
 
 
 def test_row_within_tolerance_is_renormalised_exactly():
-    row = [0.3, 0.7000000000004]  # sums to 1 + 4e-13: allowed by SPEC §4
+    row = [0.3, 0.7000000000004]  # sums to 1 + 4e-13: allowed by docs/model.md
     sampler = Sampler(make_doc(["x"], ["u", "v"], [row]))
     total = Fraction("0.3") + Fraction("0.7000000000004")
     assert sampler.probabilities("x") == (Fraction("0.3") / total,
@@ -105,14 +105,16 @@ def test_seed_is_reproducible_and_default_is_secure(doc, monkeypatch):
     assert a != c
     calls = []
 
-    def fake_randbelow(total):
-        calls.append(total)
-        return total - 1  # the last unit always falls in the last output of positive mass
+    def fake_urandom(size):
+        calls.append(size)
+        # words 0x00000002, 0x540BE3FF joined big-endian: U = 9_999_999_999 = T - 1 for
+        # the row's weights (T = 10^10, 34 bits, two words per draw)
+        return bytes.fromhex("00000002540be3ff") * (size // 8)
 
-    monkeypatch.setattr("mechopt.client.secrets.randbelow", fake_randbelow)
+    monkeypatch.setattr("mechopt.client.os.urandom", fake_urandom)
     sampler = Sampler(doc)
-    assert sampler.sample("home") == "f"
-    assert calls == [10**10]  # the least common denominator of the row's decimals
+    assert sampler.sample("home") == "f"  # the last unit falls in the last output of positive mass
+    assert calls == [65536]  # secure words, read from the operating system in blocks
 
 
 def test_unknown_label(doc):
@@ -140,15 +142,17 @@ def test_tampered_privacy_claim_is_refused(tmp_path, doc):
 
 def test_unhashed_fields_may_change(tmp_path, doc):
     doc["objective"]["value"] = 123.0
-    doc["solver_stats"] = {"time": 1.0}  # extra fields are allowed (SPEC §5)
+    doc["solver_stats"] = {"time": 1.0}  # extra fields are allowed (docs/formats.md)
     assert load_document(write(tmp_path / "m.json", doc))["objective"]["value"] == 123.0
 
 
 @pytest.mark.parametrize("mutate, match", [
     (lambda d: d.pop("certificate"), r"certificate: required field is missing"),
     (lambda d: d.update(format="other"), r"format: must be 'mechopt-mechanism'"),
-    (lambda d: d.update(version=2), r"version: must be 1"),
-    (lambda d: d.update(version=True), r"version: must be 1"),
+    (lambda d: d.update(version=3), r"version: must be 1 or 2"),
+    (lambda d: d.update(version=True), r"version: must be 1 or 2"),
+    (lambda d: d.update(memoize=1), r"memoize: must be true or false"),
+    (lambda d: d.update(family={"name": "hadamard"}), r"family: structured mechanisms"),
     (lambda d: d.update(inputs=["home", "home"]), r"inputs\[1\]: labels must be unique"),
     (lambda d: d.update(outputs=[1, 2, 3, 4, 5, 6]), r"outputs\[0\]: must be a string"),
     (lambda d: d.update(inputs=[]), r"inputs: must be a non-empty list"),
@@ -218,3 +222,52 @@ def test_client_path_runs_without_numpy_scipy_cvxpy(tmp_path, doc):
                           text=True, env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok 100"
+
+
+def test_version_1_document_still_verifies_and_hashes_differ_from_version_2(doc):
+    old = make_doc(["home", "work"], list("abcdef"), doc["matrix"], version=1)
+    assert check_document(old) is old
+    assert old["sha256"] != doc["sha256"]  # same content, the version 2 digest is RFC 8785's
+    text = '{"inputs":["home","work"],"matrix":[[0.4375,0.1234567891,0.2,0,0.1390432109,0.1]'
+    from mechopt._canonical import canonical_bytes
+
+    assert canonical_bytes(doc).decode().startswith(text)  # 0.0 is written 0, as in JavaScript
+
+
+def test_memoized_sampler_repeats_one_response_per_value(doc):
+    memo = make_doc(["home", "work"], list("abcdef"), doc["matrix"])
+    memo["memoize"] = True
+    memo["sha256"] = canonical_digest(memo)
+    store = {}
+    sampler = Sampler(memo, store=store)
+    first = sampler.sample("home")
+    assert sampler.sample_many(["home"] * 100) == [first] * 100
+    assert store == {f"{memo['sha256']}:home": first}
+    assert Sampler(memo, store=store).sample("home") == first  # a new session, same store
+    store[f"{memo['sha256']}:work"] = "zz"
+    with pytest.raises(InputError, match="store: holds 'zz'"):
+        sampler.sample("work")
+    with pytest.raises(InputError, match="words: give either a seed or a word stream"):
+        Sampler(memo, seed=1, words=[1])
+    with pytest.raises(InputError, match=r"words\[0\]: must be an integer in \[0, 2\*\*32\)"):
+        Sampler(memo, words=[2**32]).sample("home")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_processes_do_not_replay_buffered_random_words(doc):
+    """A child forked after a draw must not reuse the parent's buffered os.urandom bytes."""
+    sampler = Sampler(doc)
+    sampler.sample("home")  # fills the 64 KiB block
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report its next draws' words
+        os.close(read)
+        words = [sampler._take(1) for _ in range(8)]
+        os.write(write, json.dumps(words).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = json.loads(os.read(read, 65536))
+    os.close(read)
+    parent = [sampler._take(1) for _ in range(8)]
+    assert child != parent

@@ -2,7 +2,7 @@
 
 The closed-form tests judge every formula with :mod:`mechopt.closed_forms._budgets`;
 here those functions are checked against straightforward triple loops written from the
-definitions (SPEC §2) and against hand-computed values.
+definitions (docs/model.md) and against hand-computed values.
 """
 
 from __future__ import annotations

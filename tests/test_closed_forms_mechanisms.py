@@ -192,7 +192,7 @@ def test_lip_rr_transcribes_eq19():
 
 
 def test_lip_rr_spec_example_fails():
-    """SPEC §7: P = [0.1, 0.2, 0.7], eps = 1 gives achieved LIP budget 1.90."""
+    """docs/closed_forms.md: P = [0.1, 0.2, 0.7], eps = 1 gives achieved LIP budget 1.90."""
     P = [0.1, 0.2, 0.7]
     Q = lip_rr(P, 1.0)
     assert_channel(Q, 3)

@@ -3,8 +3,8 @@
 Two independent oracles, both written here without the solver:
 
 * k = 2: a dense grid over all two-output channels ``[[a, 1-a], [b, 1-b]]`` (two outputs
-  suffice for k = 2 by SPEC §3's ray theorem), filtered by the privacy definition;
-* k = 3, 4: the ray LP of SPEC §3 with the extreme rays enumerated by hand (LIP slice
+  suffice for k = 2 by the ray theorem of docs/model.md), filtered by the privacy definition;
+* k = 3, 4: the ray LP of docs/model.md with the extreme rays enumerated by hand (LIP slice
   vertices; LDP staircases ``{1, e^eps}^k``), solved with ``scipy.optimize.linprog``.
 """
 
@@ -189,7 +189,7 @@ def ldp_rays(k, eps):
 
 
 def ray_lp(V, mu):
-    """max sum_r w_r mu(v_r) s.t. sum_r w_r v_r = 1, w >= 0 (SPEC §3)."""
+    """max sum_r w_r mu(v_r) s.t. sum_r w_r v_r = 1, w >= 0 (docs/model.md)."""
     vals = np.array([mu(v) for v in V])
     res = linprog(-vals, A_eq=V.T, b_eq=np.ones(V.shape[1]), bounds=[(0, None)] * len(V), method="highs")
     assert res.status == 0
@@ -269,6 +269,6 @@ def test_k_rr_is_the_optimum_for_k_2():
 
 
 def test_estimation_variance_planning_numbers():
-    """SPEC §3 planning checks: k-RR (k=10, eps=0.5) 242.5; uRR (6 of 10 sensitive) 88.8."""
+    """docs/model.md reference values: k-RR (k=10, eps=0.5) 242.5; uRR (6 of 10 sensitive) 88.8."""
     assert estimation_variance(k_rr(10, 0.5), np.full(10, 0.1)) == pytest.approx(242.5, abs=0.05)
     assert estimation_variance(urr_channel(10, list(range(6)), 0.5), np.full(10, 0.1)) == pytest.approx(88.8, abs=0.05)

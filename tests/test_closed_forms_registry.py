@@ -35,7 +35,7 @@ TOL = 1e-9
 
 
 def achieved_ok(spec, Q):
-    """All notions of the spec hold for Q, from the definitions (SPEC §2)."""
+    """All notions of the spec hold for Q, from the definitions (docs/model.md)."""
     idx = {lab: i for i, lab in enumerate(spec.inputs)}
 
     def ix(items):

@@ -1,4 +1,4 @@
-"""Tests of privatize_file / estimate_file, the library side of the CLI (SPEC §6)."""
+"""Tests of privatize_file / estimate_file, the library side of the CLI (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from mechopt._canonical import canonical_digest
 from mechopt._errors import InputError, VerificationError
+from mechopt._identifiability import NotIdentifiableError
 from mechopt.runtime import estimate_file, privatize_file
 
 LABELS = ["home", "work", "gym", "bar"]
@@ -58,11 +59,15 @@ def test_privatize_then_estimate_recovers_distribution(tmp_path, mech):
     assert keep == pytest.approx(e / (e + 3), abs=0.015)  # k-RR keeps with e^ε/(e^ε+k-1)
     for method in ("em", "inversion", "projected"):
         result = estimate_file(mech, out, method=method)
-        assert set(result) == {"n", "method", "estimate"}
+        assert set(result) == {"n", "method", "estimate", "standard_error", "interval", "level",
+                               "interval_kind", "reliable", "notes"}
         assert result["n"] == n and result["method"] == method
         assert list(result["estimate"]) == LABELS
         est = np.array(list(result["estimate"].values()))
         assert np.abs(est - p).max() < 0.03
+        se = np.array(list(result["standard_error"].values()))
+        assert np.all(np.abs(est - p) < 4 * se)  # the truth lies within 4 standard errors
+        assert all(result["reliable"].values())
         json.dumps(result, allow_nan=False)  # the --json document is plain JSON
 
 
@@ -111,7 +116,7 @@ def test_estimate_errors(tmp_path, mech):
         estimate_file(mech, bad)
     ok = write_lines(tmp_path / "ok.txt", ["home"])
     with pytest.raises(InputError, match=r"method: must be one of em, inversion, projected, "
-                                         r"got 'mle'"):
+                                         r"mmse, got 'mle'"):
         estimate_file(mech, ok, method="mle")
     with pytest.raises(InputError, match=r"nope\.txt: cannot read the reports file"):
         estimate_file(mech, tmp_path / "nope.txt")
@@ -137,7 +142,41 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     path = tmp_path / "mech.json"
     path.write_text(json.dumps(doc))
     rep = write_lines(tmp_path / "r.txt", ["u", "v", "v"])
-    with pytest.raises(InputError, match=r"Q: has rank 2 < k = 3"):
-        estimate_file(path, rep, method="inversion")
-    result = estimate_file(path, rep, method="em")  # maximum likelihood still answers
+    # no method may split the merged mass silently: refused, naming the merged inputs
+    for method in ("inversion", "projected", "em"):
+        with pytest.raises(NotIdentifiableError, match=r"inputs 'a', 'b' have identical rows \(rank 2 < 3"):
+            estimate_file(path, rep, method=method)
+    # under a prior the split is the prior's: P(a) / P(b) = 3 exactly, and the note says so
+    result = estimate_file(path, rep, method="mmse", prior=[0.45, 0.15, 0.4])
+    assert result["estimate"]["a"] == pytest.approx(3 * result["estimate"]["b"], rel=1e-12)
     assert sum(result["estimate"].values()) == pytest.approx(1.0)
+    assert any("split as the prior splits it" in note for note in result["notes"])
+
+
+def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
+    doc = krr_doc()
+    doc.update(version=2, memoize=True)
+    doc["sha256"] = canonical_digest(doc)
+    mech = tmp_path / "memo.json"
+    mech.write_text(json.dumps(doc))
+    inp = write_lines(tmp_path / "in.txt", ["home"] * 50 + ["bar"] * 50)
+    store = tmp_path / "store.json"
+    privatize_file(mech, inp, tmp_path / "a.txt", memo=store)
+    a = (tmp_path / "a.txt").read_text().splitlines()
+    assert len(set(a[:50])) == 1 and len(set(a[50:])) == 1  # one permanent response per value
+    kept = json.loads(store.read_text())
+    assert kept == {f"{doc['sha256']}:home": a[0], f"{doc['sha256']}:bar": a[50]}
+    privatize_file(mech, inp, tmp_path / "b.txt", memo=store)  # a later round: the same responses
+    assert (tmp_path / "b.txt").read_text().splitlines() == a
+    # without a store every line is another user: fresh draws
+    privatize_file(mech, inp, tmp_path / "c.txt", seed=1)
+    assert len(set((tmp_path / "c.txt").read_text().splitlines()[:50])) > 1
+    with pytest.raises(InputError, match="memo: .* is not a memoized mechanism"):
+        privatize_file(_plain(tmp_path), inp, tmp_path / "d.txt",
+                       memo=store)
+
+
+def _plain(tmp_path: Path) -> Path:
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps(krr_doc()))
+    return path

@@ -67,7 +67,7 @@ def test_risk_of_krr_matches_multinomial_variance(k, eps):
 
 
 def test_risk_planning_value_of_spec():
-    # SPEC §3: k-RR, LDP k=10, eps=0.5, uniform p0: 242.5.
+    # docs/model.md: k-RR, LDP k=10, eps=0.5, uniform p0: 242.5.
     assert estimation_risk(krr(10, 0.5), np.full(10, 0.1)) == pytest.approx(242.5, abs=0.05)
 
 

@@ -37,7 +37,7 @@ def test_tradeoff_png_is_drawn_from_solver_optima(tmp_path):
 
 def test_cli_tradeoff_and_plot(tmp_path):
     png = tmp_path / "t.png"
-    assert main(["tradeoff", "problems/binary_asymmetric_002.yaml", "--epsilons", "0.5,1,2", "--png", str(png)]) == 0
+    assert main(["tradeoff", "problems/binary_asymmetric_002.yaml", "--scale", "0.5,1,2", "--png", str(png)]) == 0
     _png_ok(png)
     mech = tmp_path / "m.json"
     assert main(["solve", "problems/metric_grid.yaml", "-o", str(mech), "--quiet"]) == 0
@@ -66,7 +66,7 @@ def test_closed_form_cli_judges_lip_rr(path, verdict, capsys):
 
 
 def test_no_verified_closed_form_beats_the_solver():
-    """SPEC STYLE 12: the solver never loses to a closed form that verifies."""
+    """House style 12: the solver never loses to a closed form that verifies."""
     for path in ["problems/mimo_000_eps3.yaml", "problems/disease_survey_000_ex1.yaml",
                  "problems/binary_asymmetric_002.yaml", "problems/uldp_labeled_001.yaml",
                  "problems/wc_lip_003.yaml", "problems/bp_lip_box_003.yaml"]:
@@ -74,3 +74,62 @@ def test_no_verified_closed_form_beats_the_solver():
         for r in rep["closed_forms"]:
             if r["privacy_ok"] and r["gap"] is not None:
                 assert r["gap"] >= -1e-7 * max(1.0, abs(r["optimum"])), (path, r["name"], r["gap"])
+
+
+def test_bp_lip_box_tradeoff_works(tmp_path, capsys):
+    """The issue's command failed with exit 2 ("give either 'priors' or 'lower'/'upper'")."""
+    png = tmp_path / "x.png"
+    assert main(["tradeoff", "problems/bp_lip_box_003.yaml", "--epsilons", "0.5,1", "--png", str(png)]) == 0
+    _png_ok(png)
+    out = capsys.readouterr().out
+    assert "bp_lip:" in out and "nats" in out
+    data = mechopt.tradeoff("problems/bp_lip_box_003.yaml", "1")
+    assert data["curves"]["bp_lip"][0] == pytest.approx(mechopt.solve("problems/bp_lip_box_003.yaml",
+                                                                     quiet=True).objective, rel=1e-9)
+
+
+def test_multiplier_axis_puts_the_problem_on_its_own_curve():
+    """high-low 1 + LDP 2: t = 1 is the problem itself; t scales both budgets."""
+    data = mechopt.tradeoff("problems/quickstart.yaml", scale="0.5,1,2", baselines=False)
+    assert data["axis"] == "multiplier" and data["x"] == [0.5, 1.0, 2.0]
+    ys = data["curves"]["high_low+ldp"]
+    r = mechopt.solve("problems/quickstart.yaml", quiet=True)
+    assert ys[1] == pytest.approx(r.objective, rel=1e-9)
+    doubled = mechopt.solve({**_quickstart(), "privacy": [{"notion": "high_low", "epsilon": 2.0,
+                                                           "sensitive": ["bar"]},
+                                                          {"notion": "ldp", "epsilon": 4.0}]}, quiet=True)
+    assert ys[2] == pytest.approx(doubled.objective, rel=1e-9)
+    assert ys[0] > ys[1] > ys[2]
+    assert "probability of a wrong report" in data["ylabel"]
+    with pytest.raises(mechopt.InputError, match="notion: the problem has 2 notions with an epsilon"):
+        mechopt.tradeoff("problems/quickstart.yaml", "1,2")
+    one = mechopt.tradeoff("problems/quickstart.yaml", "1,2", notion="ldp", baselines=False)
+    assert one["curves"]["high_low+ldp"][1] == pytest.approx(r.objective, rel=1e-9)  # LDP 2: the problem
+
+
+def _quickstart():
+    import yaml
+
+    with open("problems/quickstart.yaml") as f:
+        return yaml.safe_load(f)
+
+
+def test_krr_baseline_is_the_textbook_error_and_log_axes_draw(tmp_path):
+    problem = {"k": 4, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+               "objective": {"kind": "expected_loss"}}
+    png = tmp_path / "k.png"
+    data = mechopt.tradeoff_plot(problem, "0.5,1,2", png, logx=True, logy=True)
+    _png_ok(png)
+    krr = data["curves"]["baseline: k_rr"]
+    for eps, err in zip(data["x"], krr):
+        assert err == pytest.approx(3 / (np.exp(eps) + 3), rel=1e-9)  # k-RR errs w.p. (k-1)/(e^ε+k-1)
+    assert all(o <= b + 1e-12 for o, b in zip(data["curves"]["ldp"], krr))
+    mi = mechopt.tradeoff({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                           "objective": {"kind": "mutual_information"}}, scale="1", baselines=False)
+    assert mi["ylabel"] == "mutual_information (nats)"
+
+
+def test_solve_summary_says_the_unit(tmp_path, capsys):
+    assert main(["solve", "problems/ldp_mi.yaml", "-o", str(tmp_path / "m.json"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "mutual_information = " in out and "[nats]" in out

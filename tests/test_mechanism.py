@@ -1,4 +1,4 @@
-"""The mechanism file (SPEC §5), the public names, and the leakage report.
+"""The mechanism file (docs/formats.md), the public names, and the leakage report.
 
 The digest is recomputed with the standard library alone, the file is validated with
 ``jsonschema`` against the published schema, and every leakage measure is recomputed
@@ -7,11 +7,13 @@ here from its definition (Jiang et al. 2022, §II).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from importlib import resources
 
 import jsonschema
@@ -99,13 +101,15 @@ def test_saved_file_validates_against_published_schema(saved):
         assert key in doc
     # the schema is not vacuous
     validator = jsonschema.Draft202012Validator(schema)
-    for broken in ({**doc, "sha256": "abc"}, {**doc, "version": 2}, {k: v for k, v in doc.items() if k != "matrix"},
+    assert doc["version"] == 2
+    for broken in ({**doc, "sha256": "abc"}, {**doc, "version": 3}, {k: v for k, v in doc.items() if k != "matrix"},
+                   {**doc, "memoize": "yes"}, {**doc, "version": 1, "family": {"name": "x"}},
                    {**doc, "matrix": [[0.5, -0.5]]}, {**doc, "privacy": [{"notion": "nope"}]}):
         assert not validator.is_valid(broken)
 
 
-def test_sha256_recomputed_with_the_standard_library_only(saved):
-    """SPEC §5: anyone can recompute the digest; run it where numpy cannot even be imported."""
+def test_sha256_recomputed_with_rfc8785_and_hashlib_only(saved):
+    """Format version 2: anyone recomputes the digest from the RFC 8785 form; no numpy needed."""
     _, path = saved
     code = textwrap.dedent(f"""
         import hashlib, json, sys
@@ -115,16 +119,61 @@ def test_sha256_recomputed_with_the_standard_library_only(saved):
             pass
         else:
             sys.exit("numpy must not be importable here")
+        import rfc8785
         doc = json.load(open({str(path)!r}))
         payload = {{k: doc[k] for k in ("inputs", "outputs", "matrix", "privacy")}}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        print(hashlib.sha256(text.encode()).hexdigest())
+        print(hashlib.sha256(rfc8785.dumps(payload)).hexdigest())
         print(doc["sha256"])
     """)
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    blocker = "import sys; sys.modules['numpy'] = None\n"
+    proc = subprocess.run([sys.executable, "-c", blocker + code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     recomputed, stored = proc.stdout.split()
     assert recomputed == stored and len(stored) == 64
+
+
+def test_version_1_files_still_load_and_verify(saved, tmp_path):
+    """A version 1 file (Python json.dumps digest) is read; its hash is checked the version 1 way."""
+    _, path = saved
+    doc = json.loads(path.read_text())
+    payload = {k: doc[k] for k in ("inputs", "outputs", "matrix", "privacy")}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    old = {**doc, "version": 1, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    back = Mechanism.load(tmp_path / "v1.json")  # digest and exact re-verification
+    assert np.array_equal(back.matrix, MATRIX)
+    # the writer upgrades it: saved again, it is version 2 with the RFC 8785 digest
+    back.save(tmp_path / "v2.json")
+    assert json.loads((tmp_path / "v2.json").read_text())["version"] == 2
+    # a version 1 file cannot carry the version 2 field memoize (its digest would not cover it)
+    (tmp_path / "bad.json").write_text(json.dumps({**old, "memoize": True}))
+    with pytest.raises(mechopt.InputError, match="memoize: is a version 2 field"):
+        Mechanism.load(tmp_path / "bad.json")
+
+
+def test_memoize_is_saved_hashed_and_loaded(saved, tmp_path):
+    mech, _ = saved
+    marked = replace(mech, memoize=True)
+    marked.save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["memoize"] is True
+    assert doc["sha256"] != mech.to_dict()["sha256"]  # the flag is part of the digest
+    assert Mechanism.load(tmp_path / "m.json").memoize is True
+    del doc["memoize"]  # switching memoization off unnoticed is impossible
+    (tmp_path / "off.json").write_text(json.dumps(doc))
+    with pytest.raises(mechopt.VerificationError, match="sha256"):
+        Mechanism.load(tmp_path / "off.json")
+
+
+def test_structured_family_files_are_refused_clearly(saved, tmp_path):
+    _, path = saved
+    doc = json.loads(path.read_text())
+    for key in ("outputs", "matrix"):
+        del doc[key]
+    doc["family"] = {"name": "subset_selection", "d": 2}
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    with pytest.raises(mechopt.InputError, match="family: structured mechanisms .* extension point"):
+        Mechanism.load(tmp_path / "f.json")
 
 
 def test_digest_covers_the_hashed_fields_only(saved, tmp_path):

@@ -1,4 +1,4 @@
-"""The LP reductions never change the optimum (SPEC §2 'useful structure')."""
+"""The LP reductions never change the optimum (docs/model.md, 'Useful structure')."""
 
 import numpy as np
 import pytest

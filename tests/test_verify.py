@@ -1,4 +1,4 @@
-"""Acceptance tests of exact verification (SPEC §4) and of ``mechopt verify`` (SPEC §6).
+"""Acceptance tests of exact verification (docs/model.md) and of ``mechopt verify`` (docs/cli.md).
 
 Every expected verdict is computed here, in exact arithmetic (``fractions.Fraction`` of
 the decimals as written in the file, ``e^ε`` from :mod:`decimal` at 80 digits), or from
@@ -200,7 +200,7 @@ def test_rows_are_checked_exactly_at_1e_12():
 
 
 def exact_delta(Q: np.ndarray, P, eps: float) -> Fraction:
-    """Smallest δ with e^-ε q[x] − δ <= P·q <= e^ε q[x] + δ for every x and column (SPEC §2)."""
+    """Smallest δ with e^-ε q[x] − δ <= P·q <= e^ε q[x] + δ for every x and column (docs/model.md)."""
     e = exp80(eps)
     worst = Fraction(0)
     for y in range(Q.shape[1]):

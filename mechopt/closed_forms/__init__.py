@@ -11,7 +11,7 @@ LDP*; 003 = Jiang, Seif, Tandon, Li, *Context-aware local information privacy*.
 Modules: :mod:`._binary` (k = 2), :mod:`._rr` (k-RR, LIP RR), :mod:`._utility_optimized`
 (uRR, uRAPPOR), :mod:`._hadamard` (high-low / block Hadamard response),
 :mod:`._relations` (003 Thm 1–4, Cor 3–7, Lemma 3), :mod:`._budgets` (achieved budgets
-from the definitions), :mod:`._objectives` (SPEC §3 utilities), :mod:`._registry`.
+from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`.
 """
 
 from ._binary import (

@@ -4,7 +4,7 @@ Every function returns a ``2 x 2`` channel ``Q`` (rows = inputs ``x_1, x_2`` / `
 columns = outputs in the same order). The *printed* forms reproduce the papers exactly;
 the ``*_corrected`` / ``binary_cone_optimum`` forms are what the definitions require.
 
-The key fact behind the corrections: for k = 2 every privacy notion of SPEC §2 that is a
+The key fact behind the corrections: for k = 2 every privacy notion of docs/model.md that is a
 cone is a 2-D cone ``{q >= 0 : t_min <= q_2 / q_1 <= t_max}`` with two extreme rays, so
 the channel whose two columns are those rays is *universally* optimal (every other
 feasible channel is a garbling of it; 002 Thm 2's argument). :func:`binary_cone_optimum`

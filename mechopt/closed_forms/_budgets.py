@@ -1,6 +1,6 @@
 """Achieved privacy budgets of a channel, computed in plain floating point.
 
-These are the *definitions* of SPEC §2 evaluated directly on a matrix, written without
+These are the *definitions* of docs/model.md evaluated directly on a matrix, written without
 any reference to the solver or to :mod:`mechopt._verify`; the closed-form tests use them
 to judge each formula of the papers. Conventions: a column that is entirely zero is
 never emitted and constrains nothing; ``log(a / 0)`` with ``a > 0`` is ``inf``.

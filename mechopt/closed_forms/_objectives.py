@@ -1,7 +1,7 @@
-"""Utilities of SPEC §3 evaluated on a given channel (plain numpy, no solver).
+"""Utilities of docs/model.md evaluated on a given channel (plain numpy, no solver).
 
 These let every closed form report its objective, and let the lead compare it with the
-solver's optimum. All are written from the definitions in SPEC §3 / 000 §III–IV.
+solver's optimum. All are written from the definitions in docs/model.md / 000 §III–IV.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def histogram_mse(Q: np.ndarray, prior: Sequence[float]) -> float:
 
 
 def mutual_information(Q: np.ndarray, prior: Sequence[float]) -> float:
-    """``I(X; Y)`` in nats (000 eq. (2), SPEC §3).
+    """``I(X; Y)`` in nats (000 eq. (2), docs/model.md).
 
     Examples
     --------
@@ -168,7 +168,7 @@ def expected_loss(Q: np.ndarray, prior: Sequence[float], loss: np.ndarray) -> fl
 
 
 def estimation_variance(Q: np.ndarray, p0: Sequence[float]) -> float:
-    """Asymptotic ``n E||p_hat - p||^2 = tr(B J^-1 B^T)`` of the efficient estimator (SPEC §3).
+    """Asymptotic ``n E||p_hat - p||^2 = tr(B J^-1 B^T)`` of the efficient estimator (docs/model.md).
 
     ``J = sum_y (B^T q_y)(B^T q_y)^T / (p0 . q_y)`` with ``B = [I; -1^T]`` (k x (k-1)).
     Returns ``inf`` when ``J`` is singular (the channel does not identify ``p``).
@@ -205,7 +205,7 @@ def objective_value(
     prior: Sequence[float],
     labeled: bool,
 ) -> float | None:
-    """Evaluate a SPEC §5 objective on ``Q``; ``None`` when it is not defined for ``Q``.
+    """Evaluate a problem-file objective (docs/formats.md) on ``Q``; ``None`` when it is not defined for ``Q``.
 
     Parameters
     ----------

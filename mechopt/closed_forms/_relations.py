@@ -2,7 +2,7 @@
 
 Where the paper states an optimisation (Thm 1 eq. (9), Thm 3 eq. (10)) it is solved here as
 linear programs over one output column: every notion involved is a polyhedral cone
-``{q >= 0 : A q <= 0}`` (SPEC §2), LIP is scale-free per column, and the largest ratio
+``{q >= 0 : A q <= 0}`` (docs/model.md), LIP is scale-free per column, and the largest ratio
 ``q[x'] / q[x]`` over a cone is the LP ``max q[x'] s.t. q[x] = 1, A q <= 0``. Any ray of
 such a cone is a column of some channel (the all-ones column is interior), so these
 LP values are the exact worst cases over mechanisms.
@@ -204,7 +204,7 @@ def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
 
 
 def bp_lip_vertices(lower: Sequence[float], upper: Sequence[float], *, tol: float = 1e-12) -> np.ndarray:
-    """Vertices of the prior set ``{P : lower <= P <= upper, sum P = 1}`` (SPEC §2, BP-LIP box).
+    """Vertices of the prior set ``{P : lower <= P <= upper, sum P = 1}`` (docs/model.md, BP-LIP box).
 
     A vertex has at most one coordinate strictly between its bounds, so it is enough to
     try, for each free coordinate, every assignment of the others to a bound

@@ -127,7 +127,7 @@ def lip_rr_calibrated(prior: Sequence[float], epsilon: float) -> np.ndarray:
 
     ``ε' = ε`` when ``min P >= 1/(1+e^ε)``, else ``ε' = log((1 - P_min)/(1 - P_min e^ε))``
     (solves ``lip_rr_achieved_budget(P, ε') = ε``). Valid but not optimal: the optimum in
-    that regime is the ray LP of SPEC §3 (see ``docs/closed_forms.md`` for the gap).
+    that regime is the ray LP of docs/model.md (see ``docs/closed_forms.md`` for the gap).
     Needs ``P_min > 0``.
 
     Examples

@@ -1,6 +1,6 @@
 """The small problem description the closed-form registry reads.
 
-:class:`ClosedFormSpec` is deliberately plain: the problem-file notation of SPEC §5 for
+:class:`ClosedFormSpec` is deliberately plain: the problem-file notation of docs/formats.md for
 the privacy notions and the objective, plus the resolved input labels. The lead adapts
 the real ``Problem`` object to it for ``mechopt closed-form``;
 :func:`spec_from_problem` builds one from a parsed problem document (a dict).
@@ -17,7 +17,7 @@ import numpy as np
 from .._errors import InputError
 from ._common import check_epsilon, check_k, check_prior, check_subset
 
-#: The notion names the closed forms know about (SPEC §2 / §5).
+#: The notion names the closed forms know about (docs/model.md, docs/formats.md).
 KNOWN_NOTIONS = frozenset(
     {"ldp", "wc_lip", "eldp", "block", "high_low", "metric", "lip", "bp_lip", "uldp"}
 )
@@ -34,7 +34,7 @@ class ClosedFormSpec:
     inputs : list of str
         Input labels, ``len(inputs) == k``.
     notions : list of dict
-        Privacy notions in problem-file notation (SPEC §5), e.g.
+        Privacy notions in problem-file notation (docs/formats.md), e.g.
         ``{"notion": "lip", "epsilon": 1.0, "prior": [0.3, 0.7]}``. All must hold.
     objective : dict
         ``{"kind": ..., "prior": [...], "values": [...], "loss": ...}``; may be empty.
@@ -92,7 +92,7 @@ class ClosedFormSpec:
         return check_subset(notion.get(key, []), self.k, f"privacy[{index}].{key}", labels=self.inputs)
 
     def objective_prior(self) -> np.ndarray:
-        """The objective prior: explicit, else the LIP prior, else uniform (SPEC §5)."""
+        """The objective prior: explicit, else the LIP prior, else uniform (docs/formats.md)."""
         if self.objective.get("prior") is not None:
             return check_prior(self.objective["prior"], "objective.prior", k=self.k)
         for i, n in enumerate(self.notions):
@@ -138,7 +138,7 @@ def eldp_matrix(spec: ClosedFormSpec, notion: dict, index: int = 0) -> np.ndarra
 
 
 def spec_from_problem(doc: dict) -> ClosedFormSpec:
-    """Build a :class:`ClosedFormSpec` from a parsed problem document (SPEC §5).
+    """Build a :class:`ClosedFormSpec` from a parsed problem document (docs/formats.md).
 
     Parameters
     ----------

@@ -23,6 +23,17 @@ family ``block``,         high-low, metric) the product channel satisfies       
 The LIP bounds are implemented as printed in 003. A single LIP report leaks at most its
 own ``ε_1`` (the definition), which is below the printed bound for ``n = 1``, so the
 ledger uses ``ε_1`` for the first report and the printed bound from the second on.
+
+**Memoization** (RAPPOR's permanent randomized response; a mechanism file marked
+``"memoize": true``): the client draws one response per true value and repeats it. A
+repeated report of the same datum is then a deterministic copy of the first — a function
+of what was already sent — so it adds no leakage: after any number of rounds the bound
+is that of one report. :meth:`PrivacyBudget.spend` records such a replay with
+``memo_key`` at no cost, and :func:`memoization_savings` tabulates the bound after each
+round with fresh and with memoized responses. This is about one unchanged datum (what
+the ledger tracks): when the value changes, its new value gets a new permanent response,
+a new report; and which rounds share a response reveals which rounds share a value
+(RAPPOR adds an instantaneous randomized response on top for that; mechopt does not).
 """
 
 from __future__ import annotations
@@ -37,11 +48,13 @@ from mechopt._errors import InputError, MechoptError
 __all__ = [
     "BUDGET_NOTIONS",
     "BudgetExceededError",
+    "MemoizationSavings",
     "PrivacyBudget",
     "bp_lip_composition_bound",
     "ldp_composition",
     "lip_composition_bound",
     "lip_sequence_composition_bound",
+    "memoization_savings",
 ]
 
 _ADDITIVE = ("ldp", "block", "high_low", "metric", "uldp")
@@ -278,6 +291,7 @@ def lip_sequence_composition_bound(epsilons: Iterable[float],
 class _Entry:
     epsilon: float
     total: float
+    replay: bool = False
 
 
 class PrivacyBudget:
@@ -336,6 +350,7 @@ class PrivacyBudget:
                                        f"got {notion!r}")
         self.notion = notion
         self._entries: list[_Entry] = []
+        self._memo: dict[str, float] = {}
         self._marginal_mins: list[float] = []
         self.p_min: float | None = None
         self.priors: list[list[float]] | None = None
@@ -385,8 +400,13 @@ class PrivacyBudget:
 
     @property
     def history(self) -> list[tuple[float, float]]:
-        """``(ε of the report, bound after it)`` for each recorded report."""
+        """``(ε of the report, bound after it)`` for each recorded report (replays included)."""
         return [(e.epsilon, e.total) for e in self._entries]
+
+    @property
+    def replays(self) -> int:
+        """Number of recorded reports that replayed a memoized response (free)."""
+        return sum(e.replay for e in self._entries)
 
     def _rule(self) -> str:
         return {"ldp": "basic composition, sum of epsilons",
@@ -399,7 +419,7 @@ class PrivacyBudget:
                 "lip_sequence": "003 Cor. 5"}[self.notion]
 
     def would_spend(self, report_epsilon: float, *, prior: Sequence[float] | None = None,
-                    sensitive: Iterable[str] | None = None) -> float:
+                    sensitive: Iterable[str] | None = None, memo_key: str | None = None) -> float:
         """The leakage bound if a report with ``report_epsilon`` were sent; records nothing.
 
         Parameters
@@ -410,6 +430,10 @@ class PrivacyBudget:
             ``lip_sequence``: the marginal prior of the datum this report releases.
         sensitive : iterable of str, keyword-only
             ``uldp``: the report mechanism's sensitive set; it must contain the ledger's.
+        memo_key : str, keyword-only
+            The report is a memoized response (e.g. ``"<mechanism sha256>:<value>"``): the
+            first report under a key costs as a fresh one, a replay of a recorded key
+            costs nothing (see the module docstring).
 
         Returns
         -------
@@ -427,7 +451,13 @@ class PrivacyBudget:
         0.75
         """
         eps = _epsilon(report_epsilon, "report_epsilon")
-        history = [e.epsilon for e in self._entries] + [eps]
+        if memo_key is not None and memo_key in self._memo:
+            if self._memo[memo_key] != eps:
+                raise InputError("memo_key", f"{memo_key!r} was first reported with epsilon "
+                                             f"{self._memo[memo_key]!r}, not {eps!r}: a replay repeats the "
+                                             "same mechanism's response")
+            return self.spent
+        history = [e.epsilon for e in self._entries if not e.replay] + [eps]
         if self.notion in _ADDITIVE:
             if self.notion == "uldp":
                 if sensitive is None:
@@ -453,7 +483,7 @@ class PrivacyBudget:
         return lip_sequence_composition_bound(history, mins, float(self.joint_p_min or 0.0))
 
     def spend(self, report_epsilon: float, *, prior: Sequence[float] | None = None,
-              sensitive: Iterable[str] | None = None) -> float:
+              sensitive: Iterable[str] | None = None, memo_key: str | None = None) -> float:
         """Record a report if the composed bound stays within the limit.
 
         Parameters
@@ -464,6 +494,8 @@ class PrivacyBudget:
             ``lip_sequence``: the marginal prior of the datum this report releases.
         sensitive : iterable of str, keyword-only
             ``uldp``: the report mechanism's sensitive set; it must contain the ledger's.
+        memo_key : str, keyword-only
+            A memoized response's key: its replays are recorded at no cost.
 
         Returns
         -------
@@ -484,16 +516,109 @@ class PrivacyBudget:
         1.0
         >>> round(budget.spend(1.0), 4)  # two reports: 003 Thm 4
         3.7184
+        >>> memo = PrivacyBudget(1.0, "ldp")
+        >>> [memo.spend(0.5, memo_key="m:yes") for _ in range(5)]   # replays cost nothing
+        [0.5, 0.5, 0.5, 0.5, 0.5]
         """
-        total = self.would_spend(report_epsilon, prior=prior, sensitive=sensitive)
+        replay = memo_key is not None and memo_key in self._memo
+        total = self.would_spend(report_epsilon, prior=prior, sensitive=sensitive, memo_key=memo_key)
         if total > self.limit:
             raise BudgetExceededError(self.notion, self.limit, self.spent,
                                       float(report_epsilon), total, self._rule())
-        if self.notion == "lip_sequence":
+        if self.notion == "lip_sequence" and not replay:
             self._marginal_mins.append(_prior_min(prior or [], "prior"))
-        self._entries.append(_Entry(float(report_epsilon), total))
+        if memo_key is not None and not replay:
+            self._memo[memo_key] = _epsilon(report_epsilon, "report_epsilon")
+        self._entries.append(_Entry(float(report_epsilon), total, replay))
         return total
 
     def __repr__(self) -> str:
         return (f"PrivacyBudget(limit={self.limit!r}, notion={self.notion!r}, "
                 f"spent={self.spent!r}, reports={self.reports})")
+
+
+@dataclass(frozen=True)
+class MemoizationSavings:
+    """The leakage bound after each round, fresh responses against memoized ones.
+
+    Attributes
+    ----------
+    notion : str
+    epsilon : float
+        Budget of one report.
+    fresh : list of float
+        Bound after rounds 1, 2, … when every round draws a fresh response.
+    memoized : list of float
+        The same with one permanent response repeated (the value unchanged).
+    """
+
+    notion: str
+    epsilon: float
+    fresh: list[float]
+    memoized: list[float]
+
+    @property
+    def rounds(self) -> int:
+        return len(self.fresh)
+
+    def table(self) -> str:
+        """A Markdown table: round, fresh bound, memoized bound, saving."""
+        lines = ["| rounds | fresh responses | memoized | saved |", "|---:|---:|---:|---:|"]
+        for r, (f, m) in enumerate(zip(self.fresh, self.memoized), start=1):
+            lines.append(f"| {r} | {f:.4g} | {m:.4g} | {f - m:.4g} |")
+        return "\n".join(lines)
+
+
+def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **params) -> MemoizationSavings:
+    """What memoization saves: the bound after each of ``rounds`` reports of an unchanged value.
+
+    Two ledgers (:class:`PrivacyBudget` without a limit) receive the same ``rounds``
+    reports of budget ``epsilon``: fresh responses compose (LDP: ``r·ε``; LIP: 003
+    Thm 4, …); memoized ones replay the first response, so the bound stays at one
+    report's. The value is assumed unchanged across rounds (see the module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of each report's mechanism under ``notion``.
+    rounds : int
+        Number of collection rounds, ``>= 1``.
+    notion : str
+        A ledger notion (:data:`BUDGET_NOTIONS`).
+    **params
+        The notion's parameters, as for :class:`PrivacyBudget` (``prior=`` for ``lip``,
+        ``priors=`` for ``bp_lip``, ``sensitive=`` for ``uldp`` — then also used for each
+        report — and ``joint_p_min=`` / ``prior=`` for ``lip_sequence``).
+
+    Returns
+    -------
+    MemoizationSavings
+
+    Raises
+    ------
+    InputError
+        When ``rounds < 1`` or a parameter is invalid.
+
+    Examples
+    --------
+    >>> s = memoization_savings(0.5, 4)
+    >>> s.fresh, s.memoized
+    ([0.5, 1.0, 1.5, 2.0], [0.5, 0.5, 0.5, 0.5])
+    >>> lip = memoization_savings(1.0, 3, "lip", prior=[0.25, 0.25, 0.5])
+    >>> [round(v, 4) for v in lip.fresh], lip.memoized
+    ([1.0, 3.7184, 5.7131], [1.0, 1.0, 1.0])
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise InputError("rounds", f"must be an integer >= 1, got {rounds!r}")
+    report = {}
+    if notion == "uldp":
+        report["sensitive"] = params.get("sensitive")
+    if notion == "lip_sequence":
+        report["prior"] = params.pop("prior", None)
+    fresh = PrivacyBudget(math.inf, notion, **params)
+    memo = PrivacyBudget(math.inf, notion, **params)
+    out_fresh, out_memo = [], []
+    for _ in range(rounds):
+        out_fresh.append(fresh.spend(epsilon, **report))
+        out_memo.append(memo.spend(epsilon, memo_key="value", **report))
+    return MemoizationSavings(notion, float(epsilon), out_fresh, out_memo)

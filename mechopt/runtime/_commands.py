@@ -1,12 +1,16 @@
-"""Library functions behind ``mechopt privatize`` and ``mechopt estimate`` (SPEC §6).
+"""Library functions behind ``mechopt privatize`` and ``mechopt estimate`` (``docs/cli.md``).
 
 The CLI parses arguments, calls these, prints, and maps :class:`mechopt._errors.InputError`
-to exit code 2 and :class:`mechopt._errors.VerificationError` to exit code 1.
+to exit code 2, :class:`mechopt._errors.VerificationError` to exit code 1 and
+:class:`mechopt._identifiability.NotIdentifiableError` to exit code 3. A path ``-`` means
+standard input (``--input``, ``--reports``, ``--counts``) or output (``--output``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,20 +19,20 @@ import numpy as np
 
 from mechopt._errors import InputError
 from mechopt.client import Sampler, load_document
-from mechopt.runtime._estimators import estimate_em, estimate_inversion, estimate_projected
+from mechopt.runtime._inference import (
+    ESTIMATE_METHODS,
+    Estimate,
+    estimate_counts,
+    parse_counts_csv,
+    read_text,
+)
 
-__all__ = ["ESTIMATE_METHODS", "estimate_file", "privatize_file"]
-
-#: Values accepted by ``estimate_file(method=...)``.
-ESTIMATE_METHODS = ("em", "inversion", "projected")
+__all__ = ["ESTIMATE_METHODS", "estimate_file", "estimate_from_files", "privatize_file"]
 
 
 def _read_labels(path: str | Path, what: str) -> list[str]:
     """One label per line; line terminators (``\\n``, ``\\r\\n``) are not part of it."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(str(path), f"cannot read the {what} file: {err}") from None
+    text = read_text(path, what)
     labels = text.splitlines()
     for lineno, label in enumerate(labels, start=1):
         if not label.strip():
@@ -48,27 +52,62 @@ def _unknown(path: str | Path, labels: list[str], known: dict[str, int], what: s
                                                  f"{shown!r}")
 
 
+def _memo_store(path: str | Path) -> dict[str, str]:
+    p = Path(path)
+    if not p.exists():
+        return {}
+    try:
+        store = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise InputError(str(path), f"cannot read the memo store (a JSON object): {err}") from None
+    if not isinstance(store, dict) or not all(isinstance(v, str) for v in store.values()):
+        raise InputError(str(path), "the memo store must be a JSON object of strings")
+    return store
+
+
+def _write_atomically(target: Path, text: str, what: str) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
+                                   prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    except OSError as err:
+        raise InputError(str(target), f"cannot write the {what} file: {err}") from None
+
+
 def privatize_file(mech_path: str | Path, input_path: str | Path,
-                   output_path: str | Path, *, seed: int | None = None) -> int:
+                   output_path: str | Path, *, seed: int | None = None,
+                   memo: str | Path | None = None) -> int:
     """Privatize a file of inputs, one label per line, into a file of reports.
 
     The mechanism file is loaded and its sha256 checked with
     :func:`mechopt.client.load_document`; every input label is checked before anything is
     drawn; reports are drawn with the exact :class:`mechopt.client.Sampler` and written
     one per line, in order, to ``output_path`` (written to a temporary file first and
-    renamed, so a failure never leaves a partial output).
+    renamed, so a failure never leaves a partial output). Each line is one user's
+    report, drawn afresh — except with ``memo`` (one device): a memoized mechanism then
+    keeps one permanent response per value in that JSON file and repeats it.
 
     Parameters
     ----------
     mech_path : str or pathlib.Path
         The mechanism JSON file.
     input_path : str or pathlib.Path
-        True input labels, one per line (UTF-8).
+        True input labels, one per line (UTF-8); ``-`` reads standard input.
     output_path : str or pathlib.Path
-        Where to write the output labels.
+        Where to write the output labels; ``-`` writes to standard output.
     seed : int or None, keyword-only
-        ``None``: cryptographically secure draws (:func:`secrets.randbelow`). An integer:
+        ``None``: cryptographically secure draws (:func:`os.urandom`). An integer:
         reproducible draws for simulation only (see :class:`mechopt.client.Sampler`).
+    memo : str or pathlib.Path or None, keyword-only
+        A JSON file holding the permanent responses of a memoized mechanism (created if
+        missing, updated after the run). Only with a mechanism marked ``memoize``.
 
     Returns
     -------
@@ -87,7 +126,7 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     --------
     >>> import json, os, tempfile
     >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["no", "yes"],
+    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["no", "yes"], "matrix": [[1.0, 0.0], [0.0, 1.0]],
     ...        "privacy": [], "objective": {}, "certificate": {}}
     >>> doc["sha256"] = canonical_digest(doc)
@@ -103,65 +142,45 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     ['yes', 'no']
     """
     doc = load_document(mech_path)
-    sampler = Sampler(doc, seed=seed)
+    store = None
+    if memo is not None:
+        if not doc.get("memoize"):
+            raise InputError("memo", f"{mech_path} is not a memoized mechanism ('memoize' is not true); "
+                                     "drop --memo, or export it with 'mechopt solve --memoize'")
+        store = _memo_store(memo)
+    sampler = Sampler(doc, seed=seed, store=store)
     labels = _read_labels(input_path, "input")
     _unknown(input_path, labels, {x: i for i, x in enumerate(doc["inputs"])},
              str(mech_path), "input")
+    if doc.get("memoize") and memo is None:
+        sampler.memoize = False  # every line is another user: fresh responses
     reports = sampler.sample_many(labels)
-    target = Path(output_path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
-                                   prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.writelines(f"{y}\n" for y in reports)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    except OSError as err:
-        raise InputError(str(output_path), f"cannot write the output file: {err}") from None
+    text = "".join(f"{y}\n" for y in reports)
+    if str(output_path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        _write_atomically(Path(output_path), text, "output")
+    if memo is not None and store is not None:
+        _write_atomically(Path(memo), json.dumps(store, indent=1, ensure_ascii=False) + "\n", "memo store")
     return len(reports)
 
 
-def estimate_file(mech_path: str | Path, reports_path: str | Path, *,
-                  method: str = "em") -> dict[str, Any]:
-    """Estimate the input distribution from a file of reports, one label per line.
+def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None, *,
+                  counts_path: str | Path | None = None, method: str = "em",
+                  level: float = 0.95, prior: Any = None) -> dict[str, Any]:
+    """Estimate the input distribution from a file of reports or of counts, with intervals.
 
-    Parameters
-    ----------
-    mech_path : str or pathlib.Path
-        The mechanism JSON file (structure and sha256 are checked).
-    reports_path : str or pathlib.Path
-        Output labels, one per line (UTF-8).
-    method : {"em", "inversion", "projected"}, keyword-only
-        ``em``: maximum likelihood (:func:`mechopt.runtime.estimate_em`);
-        ``inversion``: unbiased, may be negative
-        (:func:`mechopt.runtime.estimate_inversion`); ``projected``: inversion projected
-        onto the simplex (:func:`mechopt.runtime.estimate_projected`).
-
-    Returns
-    -------
-    dict
-        ``{"n": N, "method": method, "estimate": {input label: probability}}`` — the JSON
-        document of ``mechopt estimate --json`` (SPEC §6), labels in the file's order.
-
-    Raises
-    ------
-    InputError
-        When ``method`` is unknown, a file cannot be read, the reports file is empty or
-        has an empty line or a label that is not an output of the mechanism (the message
-        gives ``path:line``), or the channel cannot be inverted (``inversion`` and
-        ``projected`` need rank ``k``).
-    VerificationError
-        When the mechanism file's sha256 does not match its content.
+    :func:`estimate_from_files` as the JSON document of ``mechopt estimate --json``
+    (``docs/cli.md``): ``n``, ``method``, ``estimate``, ``standard_error``, ``interval``,
+    ``level``, ``interval_kind``, ``reliable``, ``notes``; labels in the file's order.
+    Parameters, errors: as :func:`estimate_from_files`.
 
     Examples
     --------
     >>> import json, os, tempfile
     >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["no", "yes"],
+    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["n", "y"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
     ...        "privacy": [], "objective": {}, "certificate": {}}
     >>> doc["sha256"] = canonical_digest(doc)
@@ -175,20 +194,91 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path, *,
     >>> result["n"], {k: round(v, 6) for k, v in result["estimate"].items()}
     (10, {'no': 0.7, 'yes': 0.3})
     """
+    return estimate_from_files(mech_path, reports_path, counts_path=counts_path, method=method,
+                               level=level, prior=prior).to_dict()
+
+
+def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None = None, *,
+                        counts_path: str | Path | None = None, method: str = "em",
+                        level: float = 0.95, prior: Any = None) -> Estimate:
+    """Estimate the input distribution from a file of reports or of counts, with intervals.
+
+    Parameters
+    ----------
+    mech_path : str or pathlib.Path
+        The mechanism JSON file (structure and sha256 are checked).
+    reports_path : str or pathlib.Path, optional
+        Output labels, one per line (UTF-8); ``-`` reads standard input.
+    counts_path : str or pathlib.Path, optional, keyword-only
+        Instead of reports: a CSV of ``output label,count`` (optional header
+        ``label,count``; outputs not listed count 0); ``-`` reads standard input.
+    method : {"em", "inversion", "projected", "mmse"}, keyword-only
+        ``em``: maximum likelihood (:func:`mechopt.runtime.estimate_em`);
+        ``inversion``: unbiased, may be negative; ``projected``: inversion projected onto
+        the simplex; ``mmse``: Bayesian posterior mean under a prior (the only method for
+        a channel that cannot identify the distribution). See
+        :func:`mechopt.runtime.estimate_counts`.
+    level : float, keyword-only
+        Level of the intervals, in (0, 1).
+    prior : sequence of float, optional, keyword-only
+        ``mmse``: the prior; default the mechanism's design prior (``objective.prior``).
+
+    Returns
+    -------
+    Estimate
+        See :class:`mechopt.runtime.Estimate`; ``.table()`` is what ``mechopt estimate``
+        prints.
+
+    Raises
+    ------
+    NotIdentifiableError
+        When the channel cannot identify the input distribution and ``method`` is not
+        ``mmse`` (exit code 3).
+    InputError
+        When ``method`` is unknown, a file cannot be read, there are no reports, a line
+        is empty or has a label that is not an output of the mechanism (the message
+        gives ``path:line``), both or neither of reports and counts are given.
+    VerificationError
+        When the mechanism file's sha256 does not match its content.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from mechopt._canonical import canonical_digest
+    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
+    ...        "outputs": ["n", "y"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
+    ...        "privacy": [], "objective": {}, "certificate": {}}
+    >>> doc["sha256"] = canonical_digest(doc)
+    >>> tmp = tempfile.mkdtemp()
+    >>> mech, rep = os.path.join(tmp, "m.json"), os.path.join(tmp, "r.txt")
+    >>> with open(mech, "w") as f:
+    ...     json.dump(doc, f)
+    >>> with open(rep, "w") as f:
+    ...     _ = f.write("n\\n" * 6 + "y\\n" * 4)
+    >>> est = estimate_from_files(mech, rep, method="inversion")
+    >>> est.n, est.estimate.round(6).tolist()
+    (10, [0.7, 0.3])
+    """
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got "
                                    f"{method!r}")
+    if (reports_path is None) == (counts_path is None):
+        raise InputError("reports", "give either --reports (one output label per line) or --counts "
+                                    "(a CSV of output label,count), not both or neither")
     doc = load_document(mech_path)
-    labels = _read_labels(reports_path, "reports")
-    if not labels:
-        raise InputError(str(reports_path), "contains no reports; the reports file must "
-                                            "hold one output label per line")
     index = {y: j for j, y in enumerate(doc["outputs"])}
-    _unknown(reports_path, labels, index, str(mech_path), "output")
-    counts = np.bincount([index[y] for y in labels], minlength=len(index))
+    if reports_path is not None:
+        labels = _read_labels(reports_path, "reports")
+        if not labels:
+            raise InputError(str(reports_path), "contains no reports; the reports file must "
+                                                "hold one output label per line")
+        _unknown(reports_path, labels, index, str(mech_path), "output")
+        counts = np.bincount([index[y] for y in labels], minlength=len(index)).astype(float)
+    else:
+        counts = parse_counts_csv(read_text(counts_path, "counts"), doc["outputs"],
+                                  source=str(counts_path))
+    if method == "mmse" and prior is None:
+        prior = doc["objective"].get("prior")
     Q = np.array(doc["matrix"], dtype=float)
-    estimator = {"em": estimate_em, "inversion": estimate_inversion,
-                 "projected": estimate_projected}[method]
-    p = estimator(Q, counts)
-    return {"n": len(labels), "method": method,
-            "estimate": {x: float(v) for x, v in zip(doc["inputs"], p)}}
+    return estimate_counts(Q, counts, method=method, level=level, prior=prior,
+                           labels=doc["inputs"])

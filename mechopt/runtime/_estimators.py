@@ -14,7 +14,7 @@ the estimators of ``p`` are
 and, for a known prior (paper 000, Jiang, Li, Tandon), the Bayes (MMSE) aggregates
 :func:`mmse_aggregate` (000 §III eq. 10) and :func:`mmse_histogram` (000 eq. 30).
 
-:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of SPEC §3 (the solver of
+:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of docs/model.md (the solver of
 the ``estimation_variance`` objective imports it), and :func:`variance_report` turns it
 into standard errors and confidence intervals.
 """
@@ -91,7 +91,7 @@ def _as_distribution(p: ArrayLike, k: int, field: str, *, positive: bool = False
 
 
 def _simplex_basis(k: int) -> np.ndarray:
-    """``B = [I; -1ᵀ]`` (k × (k-1)), a basis of the simplex's tangent space (SPEC §3)."""
+    """``B = [I; -1ᵀ]`` (k × (k-1)), a basis of the simplex's tangent space (docs/model.md)."""
     return np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
 
 
@@ -114,7 +114,7 @@ def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
     With ``B = [I; −1ᵀ]`` and the Fisher information of one report about the first
     ``k − 1`` coordinates of ``p``,
 
-        ``J = Σ_y (Bᵀ q_y)(Bᵀ q_y)ᵀ / (p0 · q_y)``     (SPEC §3),
+        ``J = Σ_y (Bᵀ q_y)(Bᵀ q_y)ᵀ / (p0 · q_y)``     (docs/model.md),
 
     the maximum-likelihood estimate (:func:`estimate_em`) from ``n`` reports has
     ``Cov(p̂) ≈ B J⁻¹ Bᵀ / n`` near ``p0``.
@@ -161,7 +161,7 @@ def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
 
 
 def estimation_risk(Q: ArrayLike, p0: ArrayLike) -> float:
-    """Asymptotic estimation risk ``n · E‖p̂ − p‖² ≈ tr(B J⁻¹ Bᵀ)`` (SPEC §3).
+    """Asymptotic estimation risk ``n · E‖p̂ − p‖² ≈ tr(B J⁻¹ Bᵀ)`` (docs/model.md).
 
     ``J = Σ_y (Bᵀ q_y)(Bᵀ q_y)ᵀ / (p0 · q_y)`` is the Fisher information of one report
     about the free coordinates of the input distribution, ``B = [I; −1ᵀ]`` (k × (k−1)).
@@ -188,7 +188,7 @@ def estimation_risk(Q: ArrayLike, p0: ArrayLike) -> float:
 
     Examples
     --------
-    k-RR with ``k = 10``, ``ε = 0.5`` at the uniform distribution (SPEC §3 quotes 242.5):
+    k-RR with ``k = 10``, ``ε = 0.5`` at the uniform distribution (docs/model.md quotes 242.5):
 
     >>> import numpy as np
     >>> k, e = 10, np.exp(0.5)
@@ -238,7 +238,7 @@ def variance_report(Q: ArrayLike, p0: ArrayLike, n: int, *, level: float = 0.95
     """Predict the error of an estimate from ``n`` reports: risk, standard errors, intervals.
 
     Uses the asymptotic covariance ``B J⁻¹ Bᵀ / n`` of :func:`estimation_covariance`
-    (SPEC §3). Pass the estimate itself as ``p0`` (plug-in) to get Wald confidence
+    (docs/model.md). Pass the estimate itself as ``p0`` (plug-in) to get Wald confidence
     intervals ``p̂ ± z·se`` for each coordinate.
 
     Parameters

@@ -1,4 +1,4 @@
-"""The extreme-ray LP and column generation for sublinear objectives (SPEC §3).
+"""The extreme-ray LP and column generation for sublinear objectives (docs/model.md).
 
 For ``U(Q) = sum_y mu(q_y)`` with ``mu`` convex and positively homogeneous, an optimal
 channel uses only multiples of extreme rays ``v_r`` of the privacy cone, and the

@@ -1,4 +1,4 @@
-"""Extreme rays of the privacy cone (the V-representation, SPEC §3).
+"""Extreme rays of the privacy cone (the V-representation, docs/model.md).
 
 Structured enumerators cover the common notions; the E-LDP family (E-LDP, metric,
 block, high-low and their combinations) is enumerated in log space, where the double

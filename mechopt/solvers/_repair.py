@@ -1,4 +1,4 @@
-"""Repair a solver's channel to strict feasibility, then verify it exactly (SPEC §4).
+"""Repair a solver's channel to strict feasibility, then verify it exactly (docs/model.md).
 
 Solvers stop at a tolerance, so an optimal channel sits on the boundary of the privacy
 cone and fails an exact check by ~1e-16. We mix it with a channel whose columns are

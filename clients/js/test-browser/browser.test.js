@@ -1,0 +1,77 @@
+// Headless Chromium: the demo page loads a mechanism, privatizes a value, shows the
+// reporting distribution, and runs every shared vector in the browser.
+// Run: npm run test:browser (needs Chromium: $CHROMIUM_PATH or /usr/bin/chromium).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { existsSync, readFileSync } from "node:fs";
+import { extname, normalize, join, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url)); // clients/
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+function serve() {
+  const server = createServer((req, res) => {
+    const path = normalize(join(ROOT, decodeURIComponent(new URL(req.url, "http://x").pathname)));
+    if (!path.startsWith(ROOT) || !existsSync(path) || path.endsWith(sep)) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" });
+    res.end(readFileSync(path));
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+test("demo page and every vector in headless Chromium", { timeout: 180_000 }, async () => {
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}; set CHROMIUM_PATH (Debian: apt-get install chromium)`);
+  const server = await serve();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    const url = `http://127.0.0.1:${server.address().port}/js/test-browser/index.html?value=clinic`;
+    await page.goto(url);
+    await page.waitForFunction(() => ["done", "error"].includes(document.getElementById("status").textContent), null, { timeout: 120_000 });
+    const status = await page.textContent("#status");
+    assert.equal(status, "done", await page.evaluate(() => window.__mechoptError));
+    assert.deepEqual(errors, []);
+    const version = browser.version();
+
+    const results = await page.evaluate(() => window.__mechoptVectors);
+    const failed = results.filter((r) => !r.ok);
+    assert.deepEqual(failed, [], `failed in Chromium ${version}`);
+    assert.ok(results.length >= 20, `only ${results.length} vector checks ran`);
+
+    const demo = await page.evaluate(() => window.__mechoptDemo);
+    const manifest = JSON.parse(readFileSync(join(ROOT, "vectors/manifest.json"), "utf8")).vectors;
+    assert.equal(demo.sha256, manifest.find((v) => v.file === demo.file).sha256);
+    assert.equal(demo.input, "clinic");
+    assert.ok(demo.rows.some((r) => r.output === demo.report), `report ${demo.report} is not an output`);
+    // the distribution shown: chi-square against the exact probabilities (alpha = 1e-3)
+    let stat = 0;
+    let df = -1;
+    for (const r of demo.rows) {
+      if (r.probability === 0) {
+        assert.equal(r.count, 0);
+        continue;
+      }
+      stat += (r.count - demo.draws * r.probability) ** 2 / (demo.draws * r.probability);
+      df += 1;
+    }
+    const a = 2 / (9 * df);
+    const critical = df * (1 - a + 3.0902 * Math.sqrt(a)) ** 3;
+    assert.ok(stat < critical, `chi-square ${stat} >= ${critical}`);
+    const shown = await page.$$eval("#dist tbody tr", (trs) => trs.length);
+    assert.equal(shown, demo.rows.length);
+    console.log(`Chromium ${version}: ${results.length} vector checks pass; demo report ${demo.report}, chi-square ${stat.toFixed(2)} (df ${df})`);
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});

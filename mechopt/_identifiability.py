@@ -1,0 +1,136 @@
+"""Can a channel's reports identify the input distribution?
+
+With ``λ = Qᵀ p`` the distribution of one report, the input distribution ``p`` is
+identifiable from (infinitely many) reports iff ``p ↦ Qᵀ p`` is injective on the
+simplex, i.e. iff ``rank Q = k``: if ``Qᵀ v = 0`` then ``Σ v = (Q 1)ᵀ v = 1ᵀ (Qᵀ v) = 0``
+because rows sum to 1, so every null direction lies in the simplex's tangent space, and
+``p`` and ``p + t v`` give the same reports. A design for ``histogram_mse``
+or ``mutual_information`` often has rank < k — the Bayes-optimal channel may merge
+inputs — and then no estimator can tell how the merged mass splits; only a prior can
+(:func:`mechopt.runtime.estimate` with ``method="mmse"``).
+
+The rank is numerical: singular values below ``rtol · σ_max`` count as zero (a channel
+that close to singular makes every unbiased estimate useless anyway: its variance grows
+like ``1 / σ_min²``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ._errors import MechoptError
+
+__all__ = ["Identifiability", "IdentifiabilityWarning", "NotIdentifiableError", "identifiability"]
+
+#: singular values below this fraction of the largest count as zero
+RANK_RTOL = 1e-9
+#: rows closer than this (max abs difference) are reported as merged inputs
+MERGE_ATOL = 1e-12
+
+
+class IdentifiabilityWarning(UserWarning):
+    """A channel cannot identify the input distribution from its reports (``solve``)."""
+
+
+class NotIdentifiableError(MechoptError):
+    """An estimate was asked that the reports cannot determine (CLI exit code 3)."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class Identifiability:
+    """Whether ``Q``'s reports identify the input distribution, and if not, why.
+
+    Attributes
+    ----------
+    k : int
+        Number of inputs.
+    rank : int
+        Numerical rank of ``Q``.
+    merged : tuple of tuple of int
+        Groups of inputs (indices) whose rows are identical: their mass can never be
+        split from reports.
+    null_direction : numpy.ndarray or None, shape (k,)
+        A unit vector ``v`` with ``Σ v = 0`` and ``Qᵀ v ≈ 0`` (``p`` and ``p + t v`` give
+        the same reports); ``None`` when identifiable.
+    """
+
+    k: int
+    rank: int
+    merged: tuple[tuple[int, ...], ...]
+    null_direction: np.ndarray | None
+
+    @property
+    def identifiable(self) -> bool:
+        return self.rank == self.k
+
+    def describe(self, inputs: Sequence[str] | None = None) -> str:
+        """One sentence: why the distribution is not identifiable (empty when it is)."""
+        if self.identifiable:
+            return ""
+        names = list(inputs) if inputs is not None else [str(i) for i in range(self.k)]
+        parts = []
+        for group in self.merged:
+            labels = [names[i] for i in group]
+            parts.append(f"inputs {', '.join(repr(x) for x in labels)} have identical rows")
+        if not parts:
+            v = self.null_direction
+            top = np.argsort(-np.abs(v))[: min(4, self.k)] if v is not None else []
+            parts.append("the reports cannot tell apart shifts of mass between "
+                         + ", ".join(repr(names[int(i)]) for i in top))
+        return (f"{'; '.join(parts)} (rank {self.rank} < {self.k} inputs): no estimator can split "
+                "that mass from the reports")
+
+    def to_dict(self, inputs: Sequence[str] | None = None) -> dict:
+        """The certificate entry: ``identifiable``, ``rank``, ``merged_inputs``."""
+        names = list(inputs) if inputs is not None else [str(i) for i in range(self.k)]
+        return {"identifiable": self.identifiable, "rank": self.rank,
+                "merged_inputs": [[names[i] for i in g] for g in self.merged]}
+
+
+def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiability:
+    """Decide whether a channel's reports identify the input distribution.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel (rows sum to 1).
+    rtol : float, keyword-only
+        Singular values below ``rtol · σ_max`` count as zero.
+
+    Returns
+    -------
+    Identifiability
+
+    Examples
+    --------
+    >>> identifiability([[0.75, 0.25], [0.25, 0.75]]).identifiable
+    True
+    >>> r = identifiability([[0.5, 0.5], [0.5, 0.5], [0.2, 0.8]])
+    >>> r.identifiable, r.rank, r.merged
+    (False, 2, ((0, 1),))
+    >>> r.describe(["a", "b", "c"])
+    "inputs 'a', 'b' have identical rows (rank 2 < 3 inputs): no estimator can split that mass from the reports"
+    """
+    Q = np.asarray(Q, dtype=float)
+    k = Q.shape[0]
+    _, s, vt = np.linalg.svd(Q.T, full_matrices=True)  # Qᵀ = U S Vᵀ: null space of Qᵀ in V
+    rank = int(np.sum(s > rtol * (s[0] if s.size else 0.0))) if s.size else 0
+    if rank >= k:
+        return Identifiability(k, k, (), None)
+    v = vt[-1]
+    v = v / np.linalg.norm(v)
+    groups: list[tuple[int, ...]] = []
+    seen: set[int] = set()
+    for i in range(k):
+        if i in seen:
+            continue
+        same = [j for j in range(i, k) if j not in seen and np.max(np.abs(Q[j] - Q[i])) <= MERGE_ATOL]
+        seen.update(same)
+        if len(same) > 1:
+            groups.append(tuple(same))
+    return Identifiability(k, rank, tuple(groups), v)

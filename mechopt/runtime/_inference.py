@@ -1,0 +1,408 @@
+"""Server-side estimates with standard errors and confidence intervals.
+
+:func:`estimate_counts` turns report counts into an estimate of the input distribution
+with a standard error and an interval per input:
+
+* ``em`` (maximum likelihood, :func:`~mechopt.runtime.estimate_em`): covariance
+  ``B J(p̂)⁻¹ Bᵀ / n`` from the Fisher information ``J`` at the estimate (the
+  information-matrix form of ``docs/cli.md``; ``B = [I; −1ᵀ]``);
+* ``inversion`` and ``projected``: the exact covariance of the linear inversion
+  estimator, ``B P Σ Pᵀ Bᵀ`` with ``P`` the pseudo-inverse of ``Qᵀ B`` and
+  ``Σ = (diag λ̂ − λ̂ λ̂ᵀ) / n`` at the observed output frequencies ``λ̂`` (for a square
+  channel this is the inverse Fisher information at ``λ̂``);
+* ``mmse`` (Bayesian, under a prior — 000 eq. 30): the posterior mean of the realised
+  histogram of these ``n`` users and its posterior standard deviation
+  ``√(Σ_y c_y π_y(a)(1 − π_y(a))) / n``, ``π_y`` the posterior of an input given report
+  ``y``. The only method for a channel that cannot identify the distribution: where the
+  reports say nothing, the prior decides — said in the notes.
+
+Intervals are ``estimate ± z·se`` (``z`` the normal quantile of ``(1 + level)/2``),
+clipped to [0, 1]. They rest on a normal approximation that fails near the boundary of
+the simplex (an input with a true share near 0 or 1, where the ML estimate is
+constrained): an input whose unclipped interval leaves [0, 1], or whose ML estimate is
+0, is marked ``reliable = False`` and a note says why.
+
+The frequentist methods refuse a channel that cannot identify the distribution
+(:class:`~mechopt._identifiability.NotIdentifiableError`, CLI exit code 3) instead of
+splitting the unidentifiable mass silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mechopt._errors import InputError
+from mechopt._identifiability import NotIdentifiableError, identifiability
+from mechopt.runtime._estimators import (
+    _as_counts,
+    _as_distribution,
+    _simplex_basis,
+    estimate_em,
+    estimate_inversion,
+    estimate_projected,
+    mmse_histogram,
+)
+from mechopt.runtime._sampling import as_channel
+
+__all__ = ["ESTIMATE_METHODS", "Estimate", "estimate", "estimate_counts", "parse_counts_csv"]
+
+#: Values accepted by ``method``.
+ESTIMATE_METHODS = ("em", "inversion", "projected", "mmse")
+_DESCRIPTION = {"em": "maximum likelihood (EM)", "inversion": "channel inversion (unbiased, may be negative)",
+                "projected": "channel inversion projected onto the simplex",
+                "mmse": "Bayesian posterior mean under a prior (000 eq. 30)"}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of the input distribution with its uncertainty.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        Input labels.
+    n : int
+        Number of reports.
+    method : str
+        ``em``, ``inversion``, ``projected`` or ``mmse``.
+    estimate : numpy.ndarray, shape (k,)
+        Estimated probability of each input (sums to 1).
+    standard_errors : numpy.ndarray, shape (k,)
+    lower, upper : numpy.ndarray, shape (k,)
+        Interval bounds, clipped to [0, 1].
+    level : float
+        Confidence (``mmse``: credibility) level.
+    interval : str
+        ``"wald (information matrix)"``, ``"wald (inversion covariance)"`` or
+        ``"posterior (under the prior)"``.
+    reliable : numpy.ndarray of bool, shape (k,)
+        ``False`` where the normal approximation is not trustworthy (see module doc).
+    notes : tuple of str
+        Plain-language caveats.
+    """
+
+    labels: tuple[str, ...]
+    n: int
+    method: str
+    estimate: np.ndarray
+    standard_errors: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    interval: str
+    reliable: np.ndarray
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``mechopt estimate --json`` (``docs/cli.md``)."""
+        lab = self.labels
+        return {"n": self.n, "method": self.method,
+                "estimate": {x: float(v) for x, v in zip(lab, self.estimate)},
+                "standard_error": {x: float(v) for x, v in zip(lab, self.standard_errors)},
+                "interval": {x: [float(a), float(b)] for x, a, b in zip(lab, self.lower, self.upper)},
+                "level": self.level, "interval_kind": self.interval,
+                "reliable": {x: bool(r) for x, r in zip(lab, self.reliable)},
+                "notes": list(self.notes)}
+
+    def table(self) -> str:
+        """A plain-text table (what ``mechopt estimate`` prints)."""
+        width = max(5, *(len(x) for x in self.labels))
+        pct = f"{100 * self.level:g}%"
+        head = (f"n = {self.n} reports, method = {self.method}: {_DESCRIPTION[self.method]}; "
+                f"{pct} intervals: {self.interval}")
+        lines = [head, f"{'input':{width}s}  estimate  std.err   {pct} interval"]
+        for x, p, se, a, b, ok in zip(self.labels, self.estimate, self.standard_errors, self.lower,
+                                      self.upper, self.reliable):
+            lines.append(f"{x:{width}s}  {p:8.6f}  {se:8.6f}  [{a:.6f}, {b:.6f}]{'' if ok else ' *'}")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+
+def _z(level: float) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
+        raise InputError("level", f"must lie strictly between 0 and 1, got {level!r}")
+    return NormalDist().inv_cdf((1.0 + float(level)) / 2.0)
+
+
+def _fisher_covariance(Q: np.ndarray, p: np.ndarray, n: float) -> np.ndarray:
+    """``B J⁻¹ Bᵀ / n``, ``J = Σ_y (Bᵀq_y)(Bᵀq_y)ᵀ / λ_y`` at ``λ = Qᵀ p`` (outputs with λ > 0)."""
+    k = Q.shape[0]
+    B = _simplex_basis(k)
+    lam = p @ Q
+    used = lam > 0
+    A = (Q[:, used].T @ B) / np.sqrt(lam[used])[:, None]
+    J = A.T @ A
+    return B @ np.linalg.pinv(J) @ B.T / n
+
+
+def _inversion_covariance(Q: np.ndarray, freq: np.ndarray, n: float) -> np.ndarray:
+    """Covariance of the linear inversion estimator at the observed frequencies."""
+    B = _simplex_basis(Q.shape[0])
+    P = np.linalg.pinv(Q.T @ B)  # (k-1) × m
+    sigma = (np.diag(freq) - np.outer(freq, freq)) / n
+    return B @ P @ sigma @ P.T @ B.T
+
+
+def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", level: float = 0.95,
+                    prior: ArrayLike | None = None, labels: Sequence[str] | None = None) -> Estimate:
+    """Estimate the input distribution from report counts, with standard errors and intervals.
+
+    Parameters
+    ----------
+    Q : array_like, shape (k, m)
+        The channel.
+    counts : array_like, shape (m,)
+        Number of reports of each output.
+    method : {"em", "inversion", "projected", "mmse"}, keyword-only
+        See the module docstring.
+    level : float, keyword-only
+        Interval level in (0, 1).
+    prior : array_like, shape (k,), optional, keyword-only
+        Required by ``mmse`` (the prior of each user's input); ignored otherwise.
+    labels : sequence of str, optional, keyword-only
+        Input labels (default ``"0" … "k-1"``).
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    NotIdentifiableError
+        When ``method`` is ``em``, ``inversion`` or ``projected`` and the channel cannot
+        identify the input distribution (rank < k): the message names the merged inputs
+        and points to ``mmse``.
+    InputError
+        When an argument is malformed, or ``mmse`` has no prior.
+
+    Examples
+    --------
+    >>> Q = [[0.75, 0.25], [0.25, 0.75]]
+    >>> e = estimate_counts(Q, [600, 400], labels=["no", "yes"])
+    >>> e.estimate.round(6).tolist(), e.standard_errors.round(4).tolist()
+    ([0.7, 0.3], [0.031, 0.031])
+    >>> e.lower.round(4).tolist()
+    [0.6393, 0.2393]
+    >>> merged = [[0.5, 0.5], [0.5, 0.5], [0.2, 0.8]]
+    >>> estimate_counts(merged, [50, 50])
+    Traceback (most recent call last):
+    ...
+    mechopt._identifiability.NotIdentifiableError: not identifiable: inputs '0', '1' have identical rows (rank 2 < 3 inputs): no estimator can split that mass from the reports; use method 'mmse' with a prior to split it by the prior, or a mechanism designed for estimation (objective estimation_variance)
+    """
+    if method not in ESTIMATE_METHODS:
+        raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
+    Q = as_channel(Q)
+    k, m = Q.shape
+    c = _as_counts(counts, m)
+    names = tuple(labels) if labels is not None else tuple(str(i) for i in range(k))
+    if len(names) != k:
+        raise InputError("labels", f"must give one label per input ({k}), got {len(names)}")
+    z = _z(level)
+    n = float(c.sum())
+    notes: list[str] = []
+    ident = identifiability(Q)
+    if method == "mmse":
+        if prior is None:
+            raise InputError("prior", "method 'mmse' needs a prior: the distribution each user's input is "
+                                      "drawn from (the mechanism's design prior, or --prior)")
+        P = _as_distribution(prior, k, "prior")
+        p = mmse_histogram(Q, P, c, normalize=True)
+        joint = P[:, None] * Q
+        lam = joint.sum(axis=0)
+        used = lam > 0
+        post = joint[:, used] / lam[used]  # π_y(a), columns y
+        se = np.sqrt(post * (1 - post) @ c[used]) / n
+        kind = "posterior (under the prior)"
+        notes.append("Bayesian: the estimate and its interval describe the realised histogram of these "
+                     f"{int(n)} users if each input was drawn from the prior; they are only as good as the prior")
+        if not ident.identifiable:
+            notes.append(ident.describe(names) + "; that mass is split as the prior splits it")
+    else:
+        if not ident.identifiable:
+            raise NotIdentifiableError(
+                f"not identifiable: {ident.describe(names)}; use method 'mmse' with a prior to split it by the "
+                "prior, or a mechanism designed for estimation (objective estimation_variance)")
+        freq = c / n
+        if method == "em":
+            p = estimate_em(Q, c)
+            cov = _fisher_covariance(Q, p, n)
+            kind = "wald (information matrix)"
+        else:
+            p = estimate_inversion(Q, c) if method == "inversion" else estimate_projected(Q, c)
+            cov = _inversion_covariance(Q, freq, n)
+            kind = "wald (inversion covariance)"
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    raw_lo, raw_hi = p - z * se, p + z * se
+    reliable = (raw_lo >= 0.0) & (raw_hi <= 1.0)
+    if method == "em":
+        reliable &= p > 0
+    if not reliable.all():
+        bad = [x for x, ok in zip(names, reliable) if not ok]
+        shown = ", ".join(repr(x) for x in bad[:6]) + (" ..." if len(bad) > 6 else "")
+        notes.append(f"* near the simplex boundary ({shown}): the normal approximation behind the interval "
+                     "fails there (the estimate is constrained to [0, 1]); the interval is clipped and only "
+                     "indicative — collect more reports")
+    return Estimate(names, int(round(n)), method, p, se, np.clip(raw_lo, 0.0, 1.0), np.clip(raw_hi, 0.0, 1.0),
+                    float(level), kind, reliable, tuple(notes))
+
+
+def parse_counts_csv(text: str, outputs: Sequence[str], *, source: str = "counts") -> np.ndarray:
+    """Read ``output label,count`` lines (an optional ``label,count`` header) into counts.
+
+    Parameters
+    ----------
+    text : str
+        CSV text: one output label and one non-negative integer count per line, standard
+        CSV quoting for labels with commas or quotes. Outputs not listed count 0.
+    outputs : sequence of str
+        The mechanism's output labels.
+    source : str, keyword-only
+        Name used in error messages (the file).
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (m,)
+
+    Raises
+    ------
+    InputError
+        On a malformed line, an unknown or repeated label, or a negative or non-integer
+        count; the message gives ``source:line``.
+
+    Examples
+    --------
+    >>> parse_counts_csv("label,count\\nn,60\\ny,40\\n", ["n", "y"]).tolist()
+    [60.0, 40.0]
+    """
+    index = {y: j for j, y in enumerate(outputs)}
+    counts = np.zeros(len(outputs))
+    seen: dict[str, int] = {}
+    for lineno, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != 2:
+            raise InputError(f"{source}:{lineno}", f"must be 'output label,count', got {row!r}")
+        label, raw = row[0], row[1].strip()
+        if lineno == 1 and label.strip().lower() == "label" and raw.lower() == "count":
+            continue
+        if label not in index:
+            shown = list(outputs)[:8] + (["..."] if len(outputs) > 8 else [])
+            raise InputError(f"{source}:{lineno}", f"{label!r} is not an output label of the mechanism; "
+                                                   f"expected one of {shown!r}")
+        if label in seen:
+            raise InputError(f"{source}:{lineno}", f"{label!r} is listed twice (also on line {seen[label]})")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise InputError(f"{source}:{lineno}", f"count must be a non-negative integer, got {raw!r}") from None
+        if value < 0:
+            raise InputError(f"{source}:{lineno}", f"count must be a non-negative integer, got {raw!r}")
+        seen[label] = lineno
+        counts[index[label]] = value
+    if counts.sum() <= 0:
+        raise InputError(source, "holds no reports (every count is 0 or the file is empty)")
+    return counts
+
+
+def _doc_of(mechanism: Any) -> dict:
+    from mechopt._mechanism import Mechanism
+    from mechopt.client import check_document, load_document
+
+    if isinstance(mechanism, Mechanism):
+        return mechanism.to_dict()
+    if isinstance(mechanism, dict):
+        return check_document(mechanism)
+    return load_document(mechanism)
+
+
+def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
+             counts: Mapping[str, int] | ArrayLike | None = None, method: str = "em", level: float = 0.95,
+             prior: ArrayLike | None = None) -> Estimate:
+    """Estimate the input distribution from reports of a mechanism, with intervals.
+
+    Parameters
+    ----------
+    mechanism : Mechanism, dict or path
+        The mechanism (a file is loaded and its sha256 checked).
+    reports : sequence of str, optional
+        Output labels, one per report.
+    counts : mapping or array_like, optional, keyword-only
+        Instead of ``reports``: ``{output label: count}`` or one count per output.
+    method : {"em", "inversion", "projected", "mmse"}, keyword-only
+        See :func:`estimate_counts`.
+    level : float, keyword-only
+        Interval level.
+    prior : array_like, optional, keyword-only
+        ``mmse``: the prior (default: the mechanism's design prior, ``objective.prior``).
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    NotIdentifiableError
+        As :func:`estimate_counts`.
+    InputError
+        When neither or both of ``reports`` and ``counts`` are given, a label is unknown,
+        or an argument is malformed.
+
+    Examples
+    --------
+    >>> import mechopt
+    >>> m = mechopt.Mechanism.from_channel([[0.75, 0.25], [0.25, 0.75]],
+    ...                                    [{"notion": "ldp", "epsilon": 1.1}],
+    ...                                    inputs=["no", "yes"], outputs=["n", "y"])
+    >>> e = estimate(m, ["n"] * 600 + ["y"] * 400)
+    >>> e.estimate.round(3).tolist()
+    [0.7, 0.3]
+    """
+    doc = _doc_of(mechanism)
+    outputs = list(doc["outputs"])
+    if (reports is None) == (counts is None):
+        raise InputError("reports", "give either reports (one output label per report) or counts, not both "
+                                    "or neither")
+    if reports is not None:
+        if isinstance(reports, str):
+            raise InputError("reports", "must be a list of output labels, got a string")
+        index = {y: j for j, y in enumerate(outputs)}
+        c = np.zeros(len(outputs))
+        for i, y in enumerate(reports):
+            if y not in index:
+                raise InputError(f"reports[{i}]", f"{y!r} is not an output label of the mechanism")
+            c[index[y]] += 1
+    elif isinstance(counts, Mapping):
+        c = parse_counts_csv("\n".join(f"{_csv_cell(k)},{v}" for k, v in counts.items()), outputs)
+    else:
+        c = np.asarray(counts, dtype=float)
+    if method == "mmse" and prior is None:
+        prior = (doc.get("objective") or {}).get("prior")
+    return estimate_counts(np.array(doc["matrix"], dtype=float), c, method=method, level=level, prior=prior,
+                           labels=doc["inputs"])
+
+
+def _csv_cell(label: Any) -> str:
+    out = io.StringIO()
+    csv.writer(out).writerow([label])
+    return out.getvalue().rstrip("\r\n")
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The text of a file, or of standard input for ``-``."""
+    import sys
+
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(str(path), f"cannot read the {what} file: {err}") from None
