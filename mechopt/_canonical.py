@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 #: The mechanism file versions that readers accept; writers emit the last one.
@@ -106,10 +107,120 @@ def canonical_bytes(doc: dict[str, Any], version: int | None = None) -> bytes:
         return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
     import rfc8785
 
+    # rfc8785 writes the document; large matrices (the channel, an E-LDP or distance
+    # matrix: a million numbers each at k = 1000, 9 s through rfc8785's per-number writer)
+    # are written by _es_number, the same ECMAScript number format, and put in their
+    # places (tests/test_vectors.py checks that both give the same bytes)
+    payload = dict(payload)
+    swaps: list[tuple[str, str]] = []
+
+    def swap(holder: dict, key: str) -> None:
+        value = holder.get(key)
+        if isinstance(value, list) and sum(len(r) for r in value if isinstance(r, list)) > 4096:
+            text = _matrix_text(value)
+            if text is not None:
+                token = f"mechopt-placeholder-{len(swaps)}-7f3a9c"
+                holder[key] = token
+                swaps.append((token, text))
+
+    swap(payload, "matrix")
+    if isinstance(payload.get("privacy"), list):
+        payload["privacy"] = [dict(p) if isinstance(p, dict) else p for p in payload["privacy"]]
+        for p in payload["privacy"]:
+            if isinstance(p, dict):
+                swap(p, "matrix")
+                swap(p, "distance")
     try:
-        return rfc8785.dumps(payload)
+        out = rfc8785.dumps(payload)
     except rfc8785.CanonicalizationError as err:
         raise ValueError(f"not representable in RFC 8785 canonical JSON: {err}") from None
+    for token, text in swaps:
+        out = out.replace(b'"' + token.encode() + b'"', text.encode(), 1)
+    return out
+
+
+def _es_number(v: Any) -> str:
+    """A JSON number as ECMAScript's ``Number.prototype.toString`` writes it (RFC 8785 §3.2.2.3).
+
+    The digits are the shortest that round-trip (Python's ``repr`` finds the same ones);
+    the layout follows ECMA-262 ``Number::toString``: plain digits for exponents up to 21,
+    ``0.000ddd`` down to 1e-6, otherwise ``d.ddde+N`` / ``d.ddde-N``.
+
+    Examples
+    --------
+    >>> [_es_number(v) for v in (1.0, 1e-05, 1e21, 1.5e-7, 123.25, 0.1, -2.5e-300)]
+    ['1', '0.00001', '1e+21', '1.5e-7', '123.25', '0.1', '-2.5e-300']
+    """
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"not a number: {v!r}")
+    if isinstance(v, int):
+        if abs(v) > 2**53 - 1:
+            raise ValueError(f"integer {v} is beyond +-(2**53 - 1)")
+        return str(v)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"{v!r} is not a JSON number")
+    if v == 0:
+        return "0"
+    if v < 0:
+        return "-" + _es_number(-v)
+    r = repr(v)
+    if "e" not in r:  # 1e-4 <= v < 1e16: repr's layout is ECMAScript's, bar a trailing ".0"
+        return r[:-2] if r.endswith(".0") else r
+    exp = 0
+    if "e" in r:
+        r, e = r.split("e")
+        exp = int(e)
+    intpart, _, frac = r.partition(".")
+    digits = intpart + frac
+    point = len(intpart) + exp
+    lead = len(digits) - len(digits.lstrip("0"))
+    s_ = digits[lead:].rstrip("0")
+    n = point - lead
+    k = len(s_)
+    if k <= n <= 21:
+        return s_ + "0" * (n - k)
+    if 0 < n <= 21:
+        return s_[:n] + "." + s_[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + s_
+    e = n - 1
+    return s_[0] + ("." + s_[1:] if k > 1 else "") + ("e+" if e >= 0 else "e-") + str(abs(e))
+
+
+_TRAILING_ZERO = re.compile(r"\.0(?=[,\]])")
+
+
+def _row_text(row: list) -> str | None:
+    """One row of numbers (or "inf") in canonical form, or None if it is anything else."""
+    kinds = set(map(type, row))
+    if not kinds <= {float, int, str}:
+        return None
+    if str in kinds and {v for v in row if isinstance(v, str)} != {"inf"}:
+        return None
+    if int in kinds and max(abs(v) for v in row if type(v) is int) > 2**53 - 1:
+        return None
+    try:
+        text = json.dumps(row, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return None
+    if "e" in text or "-0.0" in text:
+        # exponents (and negative zero) are laid out differently: number by number
+        return "[" + ",".join('"inf"' if v == "inf" else _es_number(v) for v in row) + "]"
+    # plain decimals: Python's repr and ECMAScript agree but for a trailing ".0"
+    return _TRAILING_ZERO.sub("", text)
+
+
+def _matrix_text(matrix: list) -> str | None:
+    """The canonical text of a list of lists of numbers, or None if it is anything else."""
+    rows = []
+    for row in matrix:
+        if not isinstance(row, list):
+            return None
+        text = _row_text(row)
+        if text is None:
+            return None
+        rows.append(text)
+    return "[" + ",".join(rows) + "]"
 
 
 def canonical_digest(doc: dict[str, Any], version: int | None = None) -> str:

@@ -229,15 +229,15 @@ class Mechanism:
         p = Path(path)
         if not p.exists():
             raise InputError(str(path), "file does not exist")
-        from ._problem import MAX_DEPTH, MAX_FILE_BYTES, _nesting_depth
+        from ._problem import MAX_FILE_BYTES
 
         if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
             raise InputError(str(path), f"is {p.stat().st_size} bytes; files up to {MAX_FILE_BYTES} bytes are read")
         try:
             text = p.read_text()
-            if _nesting_depth(text) > MAX_DEPTH:
-                raise InputError(str(path), f"nests deeper than {MAX_DEPTH} levels (lists and objects)")
             doc = json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            raise InputError(str(path), "nests too deeply (lists and objects) to be a mechanism file") from None
         except json.JSONDecodeError as err:
             raise InputError(str(path), f"is not valid JSON: {err}") from None
         except UnicodeDecodeError as err:

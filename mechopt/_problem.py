@@ -350,29 +350,17 @@ def parse_document(text: str, where: str, *, json_only: bool = False) -> Any:
 
 
 def _nesting_depth(text: str) -> int:
-    """The deepest bracket nesting of the text (flow-style YAML and JSON), ignoring strings roughly.
+    """The deepest bracket nesting of the text (flow-style YAML and JSON), strings included.
 
-    A cheap over-estimate is fine: it only decides whether to refuse before parsing.
+    Brackets inside strings are counted too, so this can only over- or under-state the
+    depth of an odd file; it is a cheap refusal before parsing, and the parsers' own
+    ``RecursionError`` is caught as well.
     """
-    depth = best = 0
-    in_str = None
-    prev = ""
-    for ch in text:
-        if in_str:
-            if ch == in_str and prev != "\\":
-                in_str = None
-        elif ch in "\"'":
-            in_str = ch
-        elif ch in "[{":
-            depth += 1
-            if depth > best:
-                best = depth
-                if best > MAX_DEPTH:
-                    return best
-        elif ch in "]}":
-            depth -= 1
-        prev = ch
-    return best
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    steps = np.zeros(len(data), dtype=np.int32)
+    steps[(data == ord("[")) | (data == ord("{"))] = 1
+    steps[(data == ord("]")) | (data == ord("}"))] = -1
+    return int(np.cumsum(steps).max(initial=0))
 
 
 _LOADER = None

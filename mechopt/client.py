@@ -24,9 +24,10 @@ A mechanism marked ``"memoize": true`` is sampled once per true value: the clien
 that permanent response (as RAPPOR's permanent randomized response) in ``store`` and
 repeats it, so reporting an unchanged value again reveals nothing new.
 
-The client does not re-verify the privacy claims: that is :mod:`mechopt`'s exact
-verifier (``mechopt verify``). It checks the structure and the sha256 digest, so a file
-whose matrix or privacy claim was changed after export is refused.
+The client trusts nothing: it checks the structure and the sha256 digest (a file changed
+after export is refused) and, by default, re-verifies the matrix against the file's own
+privacy claims exactly (:mod:`mechopt._claims`, standard library only), so a re-hashed
+file whose matrix breaks its claims is refused too.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from mechopt._canonical import VERSIONS, canonical_digest
+from mechopt._claims import check_claims
 from mechopt._errors import InputError, VerificationError
 
 __all__ = ["FORMAT", "VERSION", "VERSIONS", "ROW_SUM_TOLERANCE", "check_document",
@@ -103,24 +105,34 @@ def _check_number(value: Any, field: str) -> Fraction:
     return exact
 
 
-def _check_matrix(doc: dict[str, Any], k: int, m: int) -> list[list[Fraction]]:
+def _check_matrix(doc: dict[str, Any], k: int, m: int) -> None:
+    """Shape, finite non-negative numbers, and rows summing to 1 within 1e-12 — exactly.
+
+    The row sum is first taken with :func:`math.fsum` (the correctly rounded sum of the
+    binary floats); the decimals differ from the floats by at most 2^-53 relative each,
+    so a sum within ``1e-12 - 4.5e-16 max(s, 1)`` of 1 proves the exact condition, and
+    only rows near the tolerance are summed in exact fractions.
+    """
     matrix = doc["matrix"]
     if not isinstance(matrix, list) or len(matrix) != k:
         got = len(matrix) if isinstance(matrix, list) else type(matrix).__name__
         raise InputError("matrix", f"must be a list of {k} rows (one per input), got {got!r}")
-    rows: list[list[Fraction]] = []
     for i, row in enumerate(matrix):
         if not isinstance(row, list) or len(row) != m:
             got = len(row) if isinstance(row, list) else type(row).__name__
             raise InputError(f"matrix[{i}]", f"must be a list of {m} entries (one per "
                                              f"output), got {got!r}")
-        exact = [_check_number(v, f"matrix[{i}][{j}]") for j, v in enumerate(row)]
-        total = sum(exact, Fraction(0))
-        if abs(total - 1) > ROW_SUM_TOLERANCE:
+        kinds = set(map(type, row))
+        if not kinds <= {float, int} or not all(map(math.isfinite, row)) or min(row) < 0:
+            for j, v in enumerate(row):  # name the offending entry
+                _check_number(v, f"matrix[{i}][{j}]")
+        total = math.fsum(row)
+        if abs(total - 1.0) <= 1e-12 - 4.5e-16 * max(total, 1.0):
+            continue
+        exact = sum((_exact(v) for v in row), Fraction(0))
+        if abs(exact - 1) > ROW_SUM_TOLERANCE:
             raise InputError(f"matrix[{i}]", f"row must sum to 1 within 1e-12, sums to "
-                                             f"{float(total)!r} (input {doc['inputs'][i]!r})")
-        rows.append(exact)
-    return rows
+                                             f"{float(exact)!r} (input {doc['inputs'][i]!r})")
 
 
 def check_document(doc: Any) -> dict[str, Any]:
@@ -219,13 +231,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def load_document(path: str | Path) -> dict[str, Any]:
-    """Read a mechanism file and check its structure and sha256 digest.
+def load_document(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
+    """Read a mechanism file; check its structure, sha256 digest and (exactly) its privacy claims.
 
     Parameters
     ----------
     path : str or pathlib.Path
         A mechanism JSON file, as written by ``mechopt solve``.
+    verify : bool, keyword-only
+        Re-verify the matrix against the file's privacy claims, exactly
+        (:func:`mechopt._claims.check_claims`, standard library only). On by default: a
+        re-hashed file whose matrix breaks its claims must never be used.
 
     Returns
     -------
@@ -239,7 +255,8 @@ def load_document(path: str | Path) -> dict[str, Any]:
         or a field is missing or malformed; the message starts with the path and names
         the field.
     VerificationError
-        When the recorded sha256 does not match the content.
+        When the recorded sha256 does not match the content, or (``verify``) the matrix
+        fails a privacy claim.
 
     Examples
     --------
@@ -266,8 +283,13 @@ def load_document(path: str | Path) -> dict[str, Any]:
         doc = json.loads(text, parse_constant=_reject_constant)
     except ValueError as err:
         raise InputError(source, f"is not valid JSON: {err}") from None
+    except RecursionError:
+        raise InputError(source, "nests too deeply (lists and objects) to be a mechanism file") from None
     try:
-        return check_document(doc)
+        check_document(doc)
+        if verify:
+            check_claims(doc)
+        return doc
     except InputError as err:
         raise InputError(f"{source}: {err.field}", err.rule) from None
     except VerificationError as err:
@@ -428,6 +450,9 @@ class Sampler:
         For a memoized mechanism, where permanent responses are kept, under the key
         ``"<sha256>:<input label>"`` (default: a new dict; pass a persistent mapping —
         e.g. a ``shelve`` — to keep them across sessions). Ignored otherwise.
+    verify : bool, keyword-only
+        Re-verify the privacy claims exactly before sampling (default; see
+        :func:`load_document`).
 
     Raises
     ------
@@ -435,7 +460,7 @@ class Sampler:
         When the document is malformed, ``seed`` is not an integer, or both ``seed`` and
         ``words`` are given.
     VerificationError
-        When the document's sha256 does not match.
+        When the document's sha256 does not match, or its matrix fails a privacy claim.
 
     Examples
     --------
@@ -455,8 +480,10 @@ class Sampler:
 
     def __init__(self, doc: dict[str, Any], *, seed: int | None = None,
                  words: Iterable[int] | None = None,
-                 store: MutableMapping[str, str] | None = None):
+                 store: MutableMapping[str, str] | None = None, verify: bool = True):
         check_document(doc)
+        if verify:
+            check_claims(doc)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
         if seed is not None and words is not None:
@@ -515,7 +542,8 @@ class Sampler:
         --------
         >>> from mechopt._canonical import canonical_digest
         >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x"],
-        ...        "outputs": ["u", "v"], "matrix": [[0.1, 0.9]], "privacy": [],
+        ...        "outputs": ["u", "v"], "matrix": [[0.1, 0.9]],
+        ...        "privacy": [{"notion": "ldp", "epsilon": 1.0}],
         ...        "objective": {}, "certificate": {}}
         >>> doc["sha256"] = canonical_digest(doc)
         >>> Sampler(doc).probabilities("x")
@@ -574,7 +602,8 @@ class Sampler:
         --------
         >>> from mechopt._canonical import canonical_digest
         >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x"],
-        ...        "outputs": ["u", "v"], "matrix": [[0.0, 1.0]], "privacy": [],
+        ...        "outputs": ["u", "v"], "matrix": [[0.0, 1.0]],
+        ...        "privacy": [{"notion": "ldp", "epsilon": 1.0}],
         ...        "objective": {}, "certificate": {}}
         >>> doc["sha256"] = canonical_digest(doc)
         >>> Sampler(doc).sample("x")
@@ -608,7 +637,8 @@ class Sampler:
         --------
         >>> from mechopt._canonical import canonical_digest
         >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x", "y"],
-        ...        "outputs": ["u", "v"], "matrix": [[1, 0], [0, 1]], "privacy": [],
+        ...        "outputs": ["u", "v"], "matrix": [[1, 0], [0, 1]],
+        ...        "privacy": [{"notion": "eldp", "matrix": [[0, "inf"], ["inf", 0]]}],
         ...        "objective": {}, "certificate": {}}
         >>> doc["sha256"] = canonical_digest(doc)
         >>> Sampler(doc, seed=0).sample_many(["y", "x", "y"])

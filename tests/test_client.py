@@ -30,7 +30,10 @@ def make_doc(inputs, outputs, matrix, privacy=None, version=2):
         "inputs": list(inputs),
         "outputs": list(outputs),
         "matrix": [list(r) for r in matrix],
-        "privacy": privacy if privacy is not None else [{"notion": "ldp", "epsilon": 2.0}],
+        # by default a claim every channel meets (an E matrix of inf: "no pair constrained"),
+        # so the sampling tests can use awkward rows; the claims are checked on load
+        "privacy": privacy if privacy is not None else [
+            {"notion": "eldp", "matrix": [[0.0 if a == b else "inf" for b in inputs] for a in inputs]}],
         "objective": {"kind": "expected_loss", "value": 0.5, "bound": 0.5},
         "certificate": {"verified": True, "method": "exact", "checks": []},
     }
@@ -271,3 +274,28 @@ def test_forked_processes_do_not_replay_buffered_random_words(doc):
     os.close(read)
     parent = [sampler._take(1) for _ in range(8)]
     assert child != parent
+
+
+def test_a_rehashed_file_that_breaks_its_claims_is_refused(tmp_path):
+    """Issue 14: an identity matrix claiming LDP, re-hashed, printed the true labels."""
+    bad = make_doc(["a", "b"], ["a", "b"], [[1.0, 0.0], [0.0, 1.0]], privacy=[{"notion": "ldp", "epsilon": 1.0}])
+    path = write(tmp_path / "m.json", bad)
+    with pytest.raises(VerificationError, match="privacy"):
+        load_document(path)
+    with pytest.raises(VerificationError, match="privacy"):
+        Sampler(bad)
+    assert load_document(path, verify=False)["inputs"] == ["a", "b"]  # only when asked
+
+
+def test_privatize_and_estimate_refuse_a_file_that_breaks_its_claims(tmp_path, capsys):
+    from mechopt.cli import main
+
+    bad = make_doc(["a", "b"], ["a", "b"], [[1.0, 0.0], [0.0, 1.0]], privacy=[{"notion": "ldp", "epsilon": 1.0}])
+    path = write(tmp_path / "m.json", bad)
+    (tmp_path / "in.txt").write_text("a\nb\n")
+    rc = main(["privatize", str(path), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out.txt")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "privacy" in err and not (tmp_path / "out.txt").exists()
+    (tmp_path / "rep.txt").write_text("a\nb\n")
+    rc = main(["estimate", str(path), "--reports", str(tmp_path / "rep.txt")])
+    assert rc == 1 and "privacy" in capsys.readouterr().err

@@ -25,7 +25,7 @@ def krr_doc(labels=LABELS, eps=EPS):
               for i in range(k)]
     doc = {"format": "mechopt-mechanism", "version": 1, "inputs": list(labels),
            "outputs": list(labels), "matrix": matrix,
-           "privacy": [{"notion": "ldp", "epsilon": eps}],
+           "privacy": [{"notion": "ldp", "epsilon": eps + 1e-9}],  # the float k-RR sits on e^eps
            "objective": {"kind": "estimation_variance", "value": 0.0, "bound": 0.0},
            "certificate": {"verified": True, "method": "exact", "checks": []}}
     doc["sha256"] = canonical_digest(doc)
@@ -137,7 +137,7 @@ def test_tampered_mechanism_is_refused(tmp_path):
 def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["a", "b", "c"],
            "outputs": ["u", "v"], "matrix": [[0.5, 0.5], [0.5, 0.5], [0.25, 0.75]],
-           "privacy": [], "objective": {}, "certificate": {}}
+           "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {}, "certificate": {}}
     doc["sha256"] = canonical_digest(doc)
     path = tmp_path / "mech.json"
     path.write_text(json.dumps(doc))

@@ -128,7 +128,8 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     >>> from mechopt._canonical import canonical_digest
     >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["no", "yes"], "matrix": [[1.0, 0.0], [0.0, 1.0]],
-    ...        "privacy": [], "objective": {}, "certificate": {}}
+    ...        "privacy": [{"notion": "eldp", "matrix": [[0, "inf"], ["inf", 0]]}],
+    ...        "objective": {}, "certificate": {}}
     >>> doc["sha256"] = canonical_digest(doc)
     >>> tmp = tempfile.mkdtemp()
     >>> mech, inp, out = (os.path.join(tmp, n) for n in ("m.json", "in.txt", "out.txt"))
@@ -182,7 +183,7 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None,
     >>> from mechopt._canonical import canonical_digest
     >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["n", "y"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [], "objective": {}, "certificate": {}}
+    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {}, "certificate": {}}
     >>> doc["sha256"] = canonical_digest(doc)
     >>> tmp = tempfile.mkdtemp()
     >>> mech, rep = os.path.join(tmp, "m.json"), os.path.join(tmp, "r.txt")
@@ -247,7 +248,7 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     >>> from mechopt._canonical import canonical_digest
     >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
     ...        "outputs": ["n", "y"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [], "objective": {}, "certificate": {}}
+    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {}, "certificate": {}}
     >>> doc["sha256"] = canonical_digest(doc)
     >>> tmp = tempfile.mkdtemp()
     >>> mech, rep = os.path.join(tmp, "m.json"), os.path.join(tmp, "r.txt")
