@@ -28,6 +28,7 @@ _EXPORTS = {
     # errors
     "MechoptError": "mechopt._errors",
     "InputError": "mechopt._errors",
+    "InputTypeError": "mechopt._errors",
     "VerificationError": "mechopt._errors",
     "SolverError": "mechopt._errors",
     "NotIdentifiableError": "mechopt._identifiability",

@@ -34,6 +34,13 @@ class InputError(MechoptError, ValueError):
         super().__init__(f"{field}: {rule}" if field else rule)
 
 
+class InputTypeError(InputError, TypeError):
+    """Malformed input of the wrong type (a string where a number belongs, say).
+
+    An :class:`InputError` (exit code 2, one line) that is also a ``TypeError``.
+    """
+
+
 class VerificationError(MechoptError):
     """A mechanism fails its privacy claim or its sha256 digest."""
 

@@ -28,63 +28,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._errors import InputError
+from ._validation import check_delta, check_epsilon, check_number_or_inf, check_prior
 
 INF = math.inf
 
 
-def _eps(value: Any, where: str, *, allow_inf: bool = False) -> float:
-    """Validate a privacy budget: a finite number >= 0 (or inf when allowed)."""
-    if isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}:
-        value = INF
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError(where, f"must be a number, got {value!r}")
-    v = float(value)
-    if math.isnan(v):
-        raise InputError(where, "must be a number >= 0, got NaN")
-    if v < 0:
-        raise InputError(where, f"must be >= 0, got {v!r}")
-    if math.isinf(v) and not allow_inf:
-        raise InputError(where, "must be finite (write no notion for 'no constraint')")
-    return v
-
-
-def _float_or_inf(v: Any, where: str) -> float:
-    if isinstance(v, str) and v.strip().lower() in {"inf", "infinity"}:
-        return INF
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise InputError(where, f"must be a number or 'inf', got {v!r}")
-    v = float(v)
-    if math.isnan(v):
-        raise InputError(where, "must be a number or 'inf', got NaN")
-    return v
-
-
 def _spec_number(v: float) -> float | str:
     return "inf" if math.isinf(v) else float(v)
-
-
-def _prior(values: Any, k: int | None, where: str) -> np.ndarray:
-    """Validate a probability vector (entries >= 0, sum 1 within 1e-9)."""
-    if isinstance(values, np.ndarray):
-        values = values.tolist()
-    if not isinstance(values, (list, tuple)):
-        raise InputError(where, f"must be a list of probabilities, got {values!r}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise InputError(f"{where}[{i}]", f"must be a number, got {v!r}")
-        v = float(v)
-        if not math.isfinite(v):
-            raise InputError(f"{where}[{i}]", f"must be finite, got {v!r}")
-        if v < 0:
-            raise InputError(f"{where}[{i}]", f"must be >= 0, got {v!r}")
-        out.append(v)
-    if k is not None and len(out) != k:
-        raise InputError(where, f"must have one entry per input ({k}), got {len(out)}")
-    total = math.fsum(out)
-    if abs(total - 1.0) > 1e-9:
-        raise InputError(where, f"must sum to 1, got sum {total!r}")
-    return np.asarray(out, dtype=float)
 
 
 def _exact_sum_check(P: np.ndarray, eps: float, where: str, delta: float = 0.0) -> None:
@@ -295,9 +245,7 @@ class ELDP(Notion):
             if not isinstance(row, (list, tuple)) or len(row) != k:
                 raise InputError(f"matrix[{i}]", f"must have {k} entries (E must be square)")
             for j, v in enumerate(row):
-                v = _float_or_inf(v, f"matrix[{i}][{j}]")
-                if v < 0:
-                    raise InputError(f"matrix[{i}][{j}]", f"must be >= 0 or inf, got {v!r}")
+                v = check_epsilon(v, f"matrix[{i}][{j}]", allow_inf=True)
                 if i == j and v != 0:
                     raise InputError(f"matrix[{i}][{j}]", f"diagonal entries must be 0, got {v!r}")
                 E[i, j] = v
@@ -380,7 +328,7 @@ class LDP(Notion):
     name = "ldp"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
 
     def groups(self, k: int):
         idx = np.arange(k)
@@ -458,7 +406,7 @@ class BlockLDP(Notion):
     name = "block"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
         if not isinstance(self.blocks, (list, tuple)) or not self.blocks:
             raise InputError("blocks", f"must be a non-empty list of lists of input labels, got {self.blocks!r}")
         blocks = tuple(tuple(_resolve(b, None, f"blocks[{i}]")) for i, b in enumerate(self.blocks))
@@ -514,7 +462,7 @@ class HighLowLDP(Notion):
     name = "high_low"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
         object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
         if not self.sensitive:
             raise InputError("sensitive", "must name at least one sensitive input (else the notion constrains nothing)")
@@ -565,7 +513,7 @@ class MetricLDP(Notion):
     name = "metric"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
         given = [x is not None for x in (self.edges, self.graph, self.distance)]
         if sum(given) != 1:
             raise InputError("metric", "give exactly one of 'edges', 'graph' or 'distance'")
@@ -586,7 +534,7 @@ class MetricLDP(Notion):
             for i, e in enumerate(self.edges):
                 if not isinstance(e, (list, tuple)) or len(e) not in (2, 3):
                     raise InputError(f"edges[{i}]", f"must be [a, b] or [a, b, length], got {e!r}")
-                w = 1.0 if len(e) == 2 else _float_or_inf(e[2], f"edges[{i}][2]")
+                w = 1.0 if len(e) == 2 else check_number_or_inf(e[2], f"edges[{i}][2]")
                 if w < 0:
                     raise InputError(f"edges[{i}][2]", f"edge length must be >= 0, got {w!r}")
                 if math.isinf(w):
@@ -722,13 +670,11 @@ class LIP(Notion):
     name = "lip"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
         if self.prior is None:
             raise InputError("prior", "LIP needs a prior (a list of probabilities, one per input)")
-        p = _prior(self.prior, None, "prior")
-        d = _eps(self.delta, "delta")
-        if d > 1:
-            raise InputError("delta", f"must be in [0, 1], got {d!r}")
+        p = check_prior(self.prior, "prior")
+        d = check_delta(self.delta, "delta")
         _exact_sum_check(p, self.epsilon, "prior", d)
         p.setflags(write=False)
         object.__setattr__(self, "prior", p)
@@ -830,13 +776,13 @@ class BPLIP(Notion):
     name = "bp_lip"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
         if self.priors is not None:
             if self.lower is not None or self.upper is not None:
                 raise InputError("priors", "give either 'priors' or 'lower'/'upper', not both")
             if not isinstance(self.priors, (list, tuple, np.ndarray)) or len(self.priors) == 0:
                 raise InputError("priors", f"must be a non-empty list of priors, got {self.priors!r}")
-            ps = [_prior(p, None, f"priors[{i}]") for i, p in enumerate(self.priors)]
+            ps = [check_prior(p, f"priors[{i}]") for i, p in enumerate(self.priors)]
             if len({len(p) for p in ps}) != 1:
                 raise InputError("priors", "all priors must have the same length")
             P = np.array(ps)
@@ -845,8 +791,8 @@ class BPLIP(Notion):
         else:
             if self.lower is None or self.upper is None:
                 raise InputError("priors", "BP-LIP needs 'priors' or both 'lower' and 'upper'")
-            lo = np.array([_float_or_inf(v, f"lower[{i}]") for i, v in enumerate(self.lower)])
-            hi = np.array([_float_or_inf(v, f"upper[{i}]") for i, v in enumerate(self.upper)])
+            lo = np.array([check_number_or_inf(v, f"lower[{i}]") for i, v in enumerate(self.lower)])
+            hi = np.array([check_number_or_inf(v, f"upper[{i}]") for i, v in enumerate(self.upper)])
             if len(lo) != len(hi):
                 raise InputError("upper", f"must have as many entries as 'lower' ({len(lo)}), got {len(hi)}")
             for i in range(len(lo)):
@@ -929,7 +875,7 @@ class ULDP(Notion):
     convex = False
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _eps(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
         object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
 
     def bind(self, inputs: Sequence[str]) -> "ULDP":

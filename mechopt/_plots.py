@@ -15,8 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import InputError
+from ._validation import check_epsilons
 from ._notions import LDP
 from ._problem import Problem, load_problem
+
+
+#: the most points a trade-off grid may have (each is a solve)
+MAX_GRID = 1000
 
 
 def parse_epsilons(spec: str | list, *, field: str = "epsilons") -> np.ndarray:
@@ -30,14 +35,17 @@ def parse_epsilons(spec: str | list, *, field: str = "epsilons") -> np.ndarray:
                 if s <= 0 or b < a:
                     raise ValueError
                 n = int(math.floor((b - a) / s + 1e-9)) + 1
+                if n > MAX_GRID:
+                    raise InputError(field, f"{spec!r} gives {n} points; at most {MAX_GRID} are solved "
+                                     "(use a coarser step)")
                 vals = [a + i * s for i in range(n)]
             else:
                 vals = [float(t) for t in spec.split(",") if t.strip()]
         except ValueError:
             raise InputError(field, f"must be start:stop:step with step > 0, or a comma list, got {spec!r}") from None
-    if not vals or any((not math.isfinite(v)) or v < 0 for v in vals):
-        raise InputError(field, f"must be finite numbers >= 0, got {spec!r}")
-    return np.array(vals)
+    if len(vals) > MAX_GRID:
+        raise InputError(field, f"gives {len(vals)} points; at most {MAX_GRID} are solved (use a coarser step)")
+    return np.array(check_epsilons(vals, field))
 
 
 #: the default grid of the multiplier axis (``mechopt tradeoff`` without --scale or --epsilons)

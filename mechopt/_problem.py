@@ -15,7 +15,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._errors import InputError
-from ._notions import LIP, Notion, _prior, notion_from_spec
+from ._validation import check_labels, check_prior
+from ._notions import LIP, Notion, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
               "estimation_variance")
@@ -117,20 +118,6 @@ class Problem:
                 "privacy": self.privacy_spec(), "objective": self.objective.to_spec()}
 
 
-def _labels(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, (list, tuple)) or not value:
-        raise InputError(where, f"must be a non-empty list of labels, got {value!r}")
-    out = []
-    for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise InputError(f"{where}[{i}]", f"must be a string label, got {v!r}")
-        out.append(str(v))
-    dup = sorted({v for v in out if out.count(v) > 1})
-    if dup:
-        raise InputError(where, f"labels must be unique; repeated {dup!r}")
-    return tuple(out)
-
-
 def _numeric_labels(labels: Sequence[str], where: str) -> np.ndarray:
     try:
         vals = np.array([float(v) for v in labels])
@@ -185,7 +172,7 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
         raise InputError("objective.p0", "give either 'prior' or 'p0' (the same field under two names), not both")
     key = "p0" if "p0" in spec else "prior"
     if key in spec:
-        prior = _prior(spec[key], k, f"objective.{key}")
+        prior = check_prior(spec[key], f"objective.{key}", k=k)
     else:
         lips = [n for n in notions if isinstance(n, LIP)]
         prior = np.asarray(lips[0].prior, dtype=float) if lips else np.full(k, 1.0 / k)
@@ -261,7 +248,7 @@ def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
     if "inputs" in doc:
         if isinstance(doc["inputs"], (list, tuple)) and len(doc["inputs"]) > MAX_INPUTS:
             raise InputError("inputs", f"at most {MAX_INPUTS} inputs are supported, got {len(doc['inputs'])}")
-        inputs = _labels(doc["inputs"], "inputs")
+        inputs = check_labels(doc["inputs"], "inputs")
     elif "k" in doc:
         k = doc["k"]
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -277,7 +264,7 @@ def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
     elif outs == "free":
         outputs = "free"
     elif isinstance(outs, (list, tuple)):
-        outputs = _labels(outs, "outputs")
+        outputs = check_labels(outs, "outputs")
     else:
         raise InputError("outputs", f"must be 'inputs', 'free' or a list of labels, got {outs!r}")
     _check_sizes(doc, len(inputs), outputs)

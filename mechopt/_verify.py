@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ._errors import InputError
+from ._validation import check_matrix
 
 _PREC = 60
 ROW_TOL = Fraction(1, 10**12)
@@ -237,30 +238,7 @@ def _is_normal(v: np.ndarray) -> np.ndarray:
 
 def as_matrix(matrix: Any) -> np.ndarray:
     """Convert a list-of-lists (from JSON) to a float array, checking shape and values."""
-    if isinstance(matrix, np.ndarray):
-        Q = np.asarray(matrix, dtype=float)
-    else:
-        if not isinstance(matrix, (list, tuple)) or not matrix:
-            raise InputError("matrix", "must be a non-empty list of rows")
-        m = None
-        for i, row in enumerate(matrix):
-            if not isinstance(row, (list, tuple)):
-                raise InputError(f"matrix[{i}]", f"must be a list of numbers, got {row!r}")
-            if m is None:
-                m = len(row)
-            if len(row) != m or m == 0:
-                raise InputError(f"matrix[{i}]", f"must have {m} entries like row 0 (got {len(row)})")
-            for j, v in enumerate(row):
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise InputError(f"matrix[{i}][{j}]", f"must be a number, got {v!r}")
-        Q = np.array(matrix, dtype=float)
-    if Q.ndim != 2 or Q.size == 0:
-        raise InputError("matrix", f"must be a 2-d matrix, got shape {Q.shape}")
-    bad = np.argwhere(~np.isfinite(Q))
-    if len(bad):
-        i, j = bad[0]
-        raise InputError(f"matrix[{i}][{j}]", f"must be finite, got {float(Q[i, j])!r}")
-    return Q
+    return check_matrix(matrix, "matrix")
 
 
 def check_rows(Q: np.ndarray) -> tuple[bool, str]:

@@ -389,7 +389,7 @@ def test_load_problem_errors(doc, field, pattern):
 def test_notion_constructors_validate():
     with pytest.raises(InputError, match=r"epsilon: must be >= 0, got -1.0"):
         LDP(-1.0)
-    with pytest.raises(InputError, match=r"matrix\[0\]\[1\]: must be >= 0 or inf, got -0.5"):
+    with pytest.raises(InputError, match=r"matrix\[0\]\[1\]: must be >= 0, got -0.5"):
         ELDP([[0, -0.5], [1, 0]])
     with pytest.raises(InputError, match=r"matrix\[1\]\[1\]: diagonal entries must be 0"):
         ELDP([[0, 1], [1, 2]])

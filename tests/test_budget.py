@@ -268,8 +268,8 @@ def test_sequence_ledger():
 @pytest.mark.parametrize("args, kwargs, match", [
     ((1.0, "dp"), {}, r"notion: must be one of ldp, block"),
     ((-1.0, "ldp"), {}, r"limit: must be >= 0, got -1.0"),
-    ((float("nan"), "ldp"), {}, r"limit: must be >= 0, got nan"),
-    (("1", "ldp"), {}, r"limit: must be a number >= 0, got '1'"),
+    ((float("nan"), "ldp"), {}, r"limit: must be a number, got NaN"),
+    (("1", "ldp"), {}, r"limit: must be a number, got '1'"),
     ((1.0, "uldp"), {}, r"sensitive: is required for notion 'uldp'"),
     ((1.0, "uldp"), {"sensitive": "home"}, r"sensitive: must be a list of labels"),
 ])

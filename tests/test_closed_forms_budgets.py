@@ -129,11 +129,11 @@ def test_delta_functions():
 
 
 def test_budget_input_errors():
-    with pytest.raises(InputError, match="rows must sum to 1"):
+    with pytest.raises(InputError, match=r"Q\[0\]: row must sum to 1"):
         ldp_budget(np.array([[0.5, 0.6], [0.5, 0.5]]))
     with pytest.raises(InputError, match="sum to 1"):
         lip_budget(np.eye(2), [0.5, 0.6])
-    with pytest.raises(InputError, match=r"entries must be >= 0"):
+    with pytest.raises(InputError, match=r"Q\[0\]\[1\]: must be >= 0"):
         ldp_budget(np.array([[1.5, -0.5], [0.5, 0.5]]))
     with pytest.raises(InputError, match="not an input|index must be"):
         high_low_budget(np.eye(2), [5])

@@ -19,7 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import InputError
-from ._common import INF, check_epsilon, check_prior, check_probability, exp_or_inf
+from .._validation import check_epsilon, check_prior, check_probability
+from ._common import INF, exp_or_inf
 
 __all__ = [
     "warner_rr",

@@ -13,7 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ._common import check_channel, check_epsilon, check_prior, check_subset, exp_or_inf
+from .._validation import check_channel, check_epsilon, check_prior, check_subset
+from ._common import exp_or_inf
 
 __all__ = [
     "ldp_budget",

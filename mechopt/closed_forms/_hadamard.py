@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import InputError
-from ._common import check_epsilon, check_k, check_subset
+from .._validation import check_epsilon, check_k, check_subset
 
 __all__ = [
     "sylvester_hadamard",
@@ -75,9 +75,7 @@ def _slots(n_symbols: int) -> int:
 def _hl_setup(k: int, sensitive: Sequence[int], epsilon: float):
     k = check_k(k)
     A = check_subset(sensitive, k, "sensitive")
-    eps = check_epsilon(epsilon)
-    if eps == 0:
-        raise InputError("epsilon", "must be > 0 for the Hadamard estimators (they divide by e^eps - 1)")
+    eps = check_epsilon(epsilon, positive=True, why=" for the Hadamard estimators (they divide by e^eps - 1)")
     B = [x for x in range(k) if x not in set(A)]
     S = _slots(len(A))
     return k, A, B, eps, S
@@ -236,9 +234,7 @@ def _block_setup(k: int, blocks: Sequence[Sequence[int]], epsilon: float):
     missing = [x for x in range(k) if x not in seen]
     if missing:
         raise InputError("blocks", f"must cover every input; missing {missing!r}")
-    eps = check_epsilon(epsilon)
-    if eps == 0:
-        raise InputError("epsilon", "must be > 0 for the Hadamard estimators (they divide by e^eps - 1)")
+    eps = check_epsilon(epsilon, positive=True, why=" for the Hadamard estimators (they divide by e^eps - 1)")
     sizes = [_slots(len(b)) for b in parts]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     return k, parts, eps, sizes, offsets

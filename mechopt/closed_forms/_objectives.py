@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._errors import InputError
-from ._common import check_channel, check_prior
+from .._validation import check_channel, check_prior
 
 __all__ = [
     "mmse",

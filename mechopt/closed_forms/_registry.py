@@ -30,7 +30,8 @@ from ._binary import (
     uncertain_prior_lip_rr_holds,
     warner_rr,
 )
-from ._common import check_epsilon, check_prior, exp_or_inf
+from .._validation import check_epsilon, check_prior
+from ._common import exp_or_inf
 from ._hadamard import (
     MAX_CHANNEL_K,
     block_hadamard_channel,

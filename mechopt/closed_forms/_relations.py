@@ -18,7 +18,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .._errors import InputError, SolverError
-from ._common import check_channel, check_epsilon, check_k, check_prior, check_probability, exp_or_inf
+from .._validation import check_channel, check_epsilon, check_k, check_prior, check_probability
+from ._common import exp_or_inf
 
 __all__ = [
     "lip_to_ldp_exact",

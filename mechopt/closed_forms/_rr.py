@@ -10,7 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ._common import check_epsilon, check_k, check_prior, exp_or_inf
+from .._validation import check_epsilon, check_k, check_prior
+from ._common import exp_or_inf
 
 __all__ = [
     "k_rr",

@@ -8,14 +8,13 @@ the real ``Problem`` object to it for ``mechopt closed-form``;
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
-from ._common import check_epsilon, check_k, check_prior, check_subset
+from .._validation import check_epsilon, check_k, check_prior, check_subset
 
 #: The notion names the closed forms know about (docs/model.md, docs/formats.md).
 KNOWN_NOTIONS = frozenset(
@@ -109,14 +108,6 @@ class ClosedFormSpec:
         return self.outputs == "free"
 
 
-def _to_float(v: Any, field_name: str) -> float:
-    if isinstance(v, str) and v.strip().lower() in {"inf", "infinity"}:
-        return math.inf
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise InputError(field_name, f"must be a number or 'inf', got {v!r}")
-    return float(v)
-
-
 def eldp_matrix(spec: ClosedFormSpec, notion: dict, index: int = 0) -> np.ndarray:
     """The ``k x k`` privacy matrix ``E`` of an ``eldp`` notion, validated."""
     raw = notion.get("matrix")
@@ -128,10 +119,7 @@ def eldp_matrix(spec: ClosedFormSpec, notion: dict, index: int = 0) -> np.ndarra
         if not isinstance(row, (list, tuple, np.ndarray)) or len(row) != spec.k:
             raise InputError(f"{where}[{i}]", f"must have {spec.k} entries, got {row!r}")
         for j, v in enumerate(row):
-            x = _to_float(v, f"{where}[{i}][{j}]")
-            if math.isnan(x) or x < 0:
-                raise InputError(f"{where}[{i}][{j}]", f"must be >= 0 or 'inf', got {v!r}")
-            E[i, j] = x
+            E[i, j] = check_epsilon(v, f"{where}[{i}][{j}]", allow_inf=True)
     if np.any(np.diag(E) != 0):
         raise InputError(where, "diagonal entries must be 0")
     return E

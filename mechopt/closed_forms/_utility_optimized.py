@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import InputError
-from ._common import check_epsilon, check_k, check_prior, check_probability, check_subset
+from .._validation import check_epsilon, check_k, check_prior, check_probability, check_subset
 
 __all__ = [
     "urr_channel",
@@ -84,9 +84,7 @@ def urr_estimate(y: Sequence[int], *, k: int, sensitive: Sequence[int], epsilon:
     """
     k = check_k(k)
     S = check_subset(sensitive, k, "sensitive")
-    eps = check_epsilon(epsilon)
-    if eps == 0:
-        raise InputError("epsilon", "must be > 0 to estimate (the channel is not invertible at 0)")
+    eps = check_epsilon(epsilon, positive=True, why=" to estimate (the channel is not invertible at 0)")
     y = np.asarray(y)
     if y.ndim != 1 or (y.size and (not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= k)):
         raise InputError("y", f"must be a 1-D array of output indices in [0, {k - 1}]")
@@ -263,9 +261,8 @@ def urappor_estimate(
         raise InputError("bits", f"must be an (n, k) array of 0/1, got shape {bits.shape}")
     k = bits.shape[1]
     S = check_subset(sensitive, k, "sensitive")
+    check_epsilon(epsilon, positive=True, why=" to estimate (the bits carry no information at 0)")
     theta, d1, d2 = urappor_parameters(epsilon, theta)
-    if theta == d1 or d2 == 1:
-        raise InputError("epsilon", "must be > 0 to estimate (the bits carry no information at 0)")
     m = bits.mean(axis=0) if bits.shape[0] else np.zeros(k)
     p = m / (1 - d2)
     p[S] = (m[S] - d1) / (theta - d1)

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mechopt._errors import InputError, MechoptError
+from mechopt._validation import check_epsilon, check_prior
 
 __all__ = [
     "BUDGET_NOTIONS",
@@ -89,17 +90,8 @@ class BudgetExceededError(MechoptError):
             "the report was refused and nothing was recorded")
 
 
-def _epsilon(value: object, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(field, f"must be a number >= 0, got {value!r}")
-    v = float(value)
-    if math.isnan(v) or v < 0:
-        raise InputError(field, f"must be >= 0, got {value!r}")
-    return v
-
-
 def _epsilons(values: Iterable[float], field: str = "epsilons") -> list[float]:
-    out = [_epsilon(v, f"{field}[{i}]") for i, v in enumerate(values)]
+    out = [check_epsilon(v, f"{field}[{i}]", allow_inf=True) for i, v in enumerate(values)]
     if not out:
         raise InputError(field, "must contain at least one report's epsilon, got none")
     return out
@@ -114,16 +106,10 @@ def _p_min(value: object, field: str) -> float:
 
 
 def _prior_min(prior: Sequence[float], field: str) -> float:
-    try:
-        values = [float(v) for v in prior]
-    except (TypeError, ValueError):
-        raise InputError(field, f"must be a list of probabilities, got {prior!r}") from None
-    if len(values) < 2 or any(not math.isfinite(v) or v < 0 for v in values):
-        raise InputError(field, f"must be >= 2 finite non-negative probabilities, "
-                                f"got {prior!r}")
-    if abs(math.fsum(values) - 1.0) > 1e-9:
-        raise InputError(field, f"must sum to 1 within 1e-9, sums to {math.fsum(values)!r}")
-    return _p_min(min(values), f"min({field})")
+    values = check_prior(prior, field)
+    if len(values) < 2:
+        raise InputError(field, f"must have at least 2 entries, got {prior!r}")
+    return _p_min(float(values.min()), f"min({field})")
 
 
 def _omega(eps: float, p_min: float) -> float:
@@ -344,7 +330,7 @@ class PrivacyBudget:
                  priors: Sequence[Sequence[float]] | None = None,
                  joint_p_min: float | None = None,
                  sensitive: Iterable[str] | None = None):
-        self.limit = _epsilon(limit, "limit")
+        self.limit = check_epsilon(limit, "limit", allow_inf=True)
         if notion not in BUDGET_NOTIONS:
             raise InputError("notion", f"must be one of {', '.join(BUDGET_NOTIONS)}, "
                                        f"got {notion!r}")
@@ -450,7 +436,7 @@ class PrivacyBudget:
         >>> PrivacyBudget(2.0, "ldp").would_spend(0.75)
         0.75
         """
-        eps = _epsilon(report_epsilon, "report_epsilon")
+        eps = check_epsilon(report_epsilon, "report_epsilon", allow_inf=True)
         if memo_key is not None and memo_key in self._memo:
             if self._memo[memo_key] != eps:
                 raise InputError("memo_key", f"{memo_key!r} was first reported with epsilon "
@@ -528,7 +514,7 @@ class PrivacyBudget:
         if self.notion == "lip_sequence" and not replay:
             self._marginal_mins.append(_prior_min(prior or [], "prior"))
         if memo_key is not None and not replay:
-            self._memo[memo_key] = _epsilon(report_epsilon, "report_epsilon")
+            self._memo[memo_key] = check_epsilon(report_epsilon, "report_epsilon", allow_inf=True)
         self._entries.append(_Entry(float(report_epsilon), total, replay))
         return total
 

@@ -28,6 +28,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mechopt._validation import check_prior
 from mechopt._errors import InputError
 from mechopt.runtime._sampling import as_channel
 
@@ -69,25 +70,9 @@ def _as_counts(counts: ArrayLike, m: int) -> np.ndarray:
 
 def _as_distribution(p: ArrayLike, k: int, field: str, *, positive: bool = False
                      ) -> np.ndarray:
-    try:
-        arr = np.asarray(p, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InputError(field, f"must be a probability vector: {err}") from None
-    if arr.ndim != 1 or arr.shape[0] != k:
-        raise InputError(field, f"must be a vector with one probability per input ({k}), "
-                                f"got shape {arr.shape!r}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        bad = arr[~np.isfinite(arr) | (arr < 0)][0]
-        raise InputError(field, f"entries must be finite and >= 0, got {float(bad)!r}")
-    if positive and np.any(arr <= 0):
-        i = int(np.flatnonzero(arr <= 0)[0])
-        raise InputError(f"{field}[{i}]", f"must be > 0 (the asymptotic risk is taken at an "
-                                          f"interior point; smooth the estimate), got "
-                                          f"{float(arr[i])!r}")
-    if abs(arr.sum() - 1.0) > _PRIOR_ATOL:
-        raise InputError(field, f"must sum to 1 within {_PRIOR_ATOL}, sums to "
-                                f"{float(arr.sum())!r}")
-    return arr
+    return check_prior(np.asarray(p, dtype=float) if not isinstance(p, (list, tuple)) else p, field, k=k,
+                       positive=positive, why=" (the asymptotic risk is taken at an interior point; smooth the "
+                                              "estimate)")
 
 
 def _simplex_basis(k: int) -> np.ndarray:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mechopt._validation import check_epsilon, check_k, check_prior
 from mechopt._errors import InputError
 from mechopt.runtime._estimators import estimate_em, estimate_inversion, estimate_projected
 from mechopt.runtime._sampling import as_channel
@@ -79,11 +80,8 @@ def utility_optimized_rr(k: int, sensitive: Iterable[int], epsilon: float) -> np
     >>> Q.round(4).tolist()
     [[1.0, 0.0, 0.0], [0.3679, 0.6321, 0.0], [0.3679, 0.0, 0.6321]]
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError("k", f"must be an integer >= 1, got {k!r}")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not (
-            0 < float(epsilon) < math.inf):
-        raise InputError("epsilon", f"must be a finite number > 0, got {epsilon!r}")
+    k = check_k(k, "k")
+    epsilon = check_epsilon(epsilon, "epsilon", positive=True)
     s = sorted(set(int(i) for i in sensitive))
     if not s:
         raise InputError("sensitive", "must contain at least one input index, got none")
@@ -329,13 +327,8 @@ class PersonalizedULDP:
         p = r[:k].copy()
         for j, tag in enumerate(self.tags):
             if tag in known:
-                pi = np.asarray(known[tag], dtype=float)
                 field = f"tag_distributions[{tag!r}]"
-                if pi.shape != (k,) or not np.all(np.isfinite(pi)) or np.any(pi < 0):
-                    raise InputError(field, f"must be {k} finite probabilities >= 0, got "
-                                            f"{known[tag]!r}")
-                if abs(pi.sum() - 1.0) > 1e-9:
-                    raise InputError(field, f"must sum to 1, sums to {float(pi.sum())!r}")
+                pi = check_prior(known[tag], field, k=k)
                 if np.any(pi[~nonsensitive] > 0):
                     raise InputError(field, "puts mass on an input of X_S; user-specific "
                                             "sensitive inputs lie in X_N")

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
+from mechopt._validation import check_channel
 
 __all__ = ["as_channel", "simulate_reports"]
 
@@ -45,25 +46,7 @@ def as_channel(Q: ArrayLike, *, field: str = "Q") -> np.ndarray:
     >>> as_channel([[0.5, 0.5], [0.25, 0.75]]).shape
     (2, 2)
     """
-    try:
-        arr = np.ascontiguousarray(Q, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InputError(field, f"must be a numeric k×m matrix: {err}") from None
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise InputError(field, f"must be a non-empty 2-D k×m matrix, got shape {arr.shape!r}")
-    if not np.all(np.isfinite(arr)):
-        i, j = np.argwhere(~np.isfinite(arr))[0]
-        raise InputError(f"{field}[{i}][{j}]", f"must be finite, got {arr[i, j]!r}")
-    if np.any(arr < 0):
-        i, j = np.argwhere(arr < 0)[0]
-        raise InputError(f"{field}[{i}][{j}]", f"must be >= 0, got {float(arr[i, j])!r}")
-    sums = arr.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1.0) > ROW_SUM_ATOL)
-    if bad.size:
-        i = int(bad[0])
-        raise InputError(f"{field}[{i}]", f"row must sum to 1 within {ROW_SUM_ATOL}, "
-                                          f"sums to {float(sums[i])!r}")
-    return arr
+    return check_channel(Q, field, atol=ROW_SUM_ATOL)
 
 
 def simulate_reports(Q: ArrayLike, x_indices: ArrayLike, *,
