@@ -443,6 +443,37 @@ def box_lip_rays(lower: Sequence[Fraction], upper: Sequence[Fraction], r: Fracti
 MAX_DD_INPUTS = 14
 
 
+def exact_inner_outer(notions: Sequence, k: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """Integer rays of the inner and the outer rational cone (see :func:`inner_outer_rays`).
+
+    The same list object twice when every budget is zero (then both cones are the true one).
+
+    Raises
+    ------
+    SolverError
+        Above :data:`MAX_DD_INPUTS` inputs, or for a notion with no ratio-row form.
+    """
+    from .._notions import BPLIP
+
+    if k > MAX_DD_INPUTS:
+        raise SolverError(f"the exact double description is limited to {MAX_DD_INPUTS} inputs, got {k}")
+    if len(notions) == 1 and isinstance(notions[0], BPLIP) and notions[0].lower is not None:
+        n = notions[0]
+        lower = [exact_decimal(v) for v in n.lower]
+        upper = [exact_decimal(v) for v in n.upper]
+        r_lo, r_hi = budget_factors(exact_decimal(n.epsilon))
+        inner = box_lip_rays(lower, upper, r_lo)
+        return inner, (inner if r_hi == r_lo else box_lip_rays(lower, upper, r_hi))
+    rows = cone_rows(notions, k)
+    factors = [budget_factors(row.budget) for row in rows]
+    A_in = [_integer_row(row.lhs, row.rhs, f[0]) for row, f in zip(rows, factors)]
+    inner = ppl_cone_rays(A_in, k)
+    if all(lo == hi for lo, hi in factors):
+        return inner, inner
+    A_out = [_integer_row(row.lhs, row.rhs, f[1]) for row, f in zip(rows, factors)]
+    return inner, ppl_cone_rays(A_out, k)
+
+
 def inner_outer_rays(notions: Sequence, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Rays of a cone inside the notions' cone and of one containing it (float columns).
 
@@ -460,25 +491,7 @@ def inner_outer_rays(notions: Sequence, k: int) -> tuple[np.ndarray, np.ndarray]
     >>> bool(np.abs(V_in - V_out).max() < 1e-13)        # e^1 enclosed within ~1e-15
     True
     """
-    from .._notions import BPLIP
-
-    if k > MAX_DD_INPUTS:
-        raise SolverError(f"the exact double description is limited to {MAX_DD_INPUTS} inputs, got {k}")
-    if len(notions) == 1 and isinstance(notions[0], BPLIP) and notions[0].lower is not None:
-        n = notions[0]
-        lower = [exact_decimal(v) for v in n.lower]
-        upper = [exact_decimal(v) for v in n.upper]
-        r_lo, r_hi = budget_factors(exact_decimal(n.epsilon))
-        inner = box_lip_rays(lower, upper, r_lo)
-        outer = inner if r_hi == r_lo else box_lip_rays(lower, upper, r_hi)
-    else:
-        rows = cone_rows(notions, k)
-        factors = [budget_factors(row.budget) for row in rows]
-        inner = ppl_cone_rays([_integer_row(row.lhs, row.rhs, f[0]) for row, f in zip(rows, factors)], k)
-        if all(lo == hi for lo, hi in factors):
-            outer = inner
-        else:
-            outer = ppl_cone_rays([_integer_row(row.lhs, row.rhs, f[1]) for row, f in zip(rows, factors)], k)
+    inner, outer = exact_inner_outer(notions, k)
     V_in = rays_to_float(inner, k)
     return V_in, (V_in if outer is inner else rays_to_float(outer, k))
 

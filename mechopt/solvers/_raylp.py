@@ -47,7 +47,10 @@ def solve_ray_lp(V: np.ndarray, mu: np.ndarray, *, backend: str = "highs") -> Ra
     """``max mu·w  s.t.  V w = 1, w >= 0`` (rays as columns of ``V``)."""
     k, R = V.shape
     adapter = get_backend(backend)
-    sol = adapter.solve(-mu, A_eq=V, b_eq=np.ones(k), bounds=(0, None))
+    # no presolve: at ε = 1e-9 every ray is within ~1e-9 of the constant column and HiGHS's
+    # presolve called such LPs infeasible (the constant channel is feasible); without it
+    # the ray LP is also faster (LDP k = 15: 0.53 s instead of 0.98 s)
+    sol = adapter.solve(-mu, A_eq=V, b_eq=np.ones(k), bounds=(0, None), presolve=False)
     if sol.status != "optimal":
         return RaySolution(sol.status, None, None, None, None, f"{adapter.name}: {sol.message}")
     w = np.clip(sol.x, 0, None)
