@@ -124,6 +124,19 @@ def test_box_rays_match_the_double_description_over_every_prior_vertex(k, seed, 
     assert max(len(set(v)) for v in chains) <= 3
 
 
+@pytest.mark.parametrize("k,seed", [(3, 5), (4, 6), (4, 7), (5, 8)])
+def test_box_rows_left_out_are_redundant(k, seed):
+    """The box's rows that cannot be tight (box_rows) are left out: the same cone."""
+    from mechopt.solvers._exact_dd import box_rows
+
+    lower, upper = _random_box(k, seed)
+    r = budget_factors(1.3)[0]
+    kept = [_integer_row(row.lhs, row.rhs, r) for row in box_rows(lower, upper, Fraction(0))]
+    full = _box_rows(lower, upper, r)
+    assert len(kept) < len(full)
+    assert _normalised(ppl_cone_rays(kept, k)) == _normalised(ppl_cone_rays(full, k))
+
+
 def test_box_with_equal_bounds_is_lip():
     """A box with lower = upper = P is LIP for P: the two cones have the same rays."""
     P = [exact(v) for v in (0.1, 0.2, 0.3, 0.4)]

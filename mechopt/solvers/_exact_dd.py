@@ -261,6 +261,33 @@ def _lip_rows(P: Sequence[Fraction], eps: Fraction, k: int) -> list[RatioRow]:
     return rows
 
 
+def box_rows(lower: Sequence[Fraction], upper: Sequence[Fraction], eps: Fraction) -> list[RatioRow]:
+    """The LIP rows of a prior box that can be tight: ``(x, P)`` with ``P[x] = lower[x]``
+    or every other ``P[i] = upper[i]`` (about half of all ``k · #vertices`` pairs).
+
+    Exact: for ``q`` sorted as ``q[s1] <= ... <= q[sk]``, ``min_P P·q`` is attained at the
+    vertex that fills the smallest entries first, where ``sk`` (the largest, filled last)
+    is at its lower bound unless every other input is at its upper bound; so the kept row
+    ``q[sk] <= e^ε P·q`` gives ``max q <= e^ε min_P P·q``, which implies every other upper
+    row. The lower rows (``P·q <= e^ε q[s1]``, ``max_P P·q`` filling the largest first) are
+    the mirror image.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> len(box_rows([F(1, 5), F(3, 10)], [F(7, 10), F(4, 5)], F(1)))   # 2 vertices x 2 inputs x 2 sides: 8
+    4
+    """
+    k = len(lower)
+    rows = []
+    for P in box_vertices(lower, upper):
+        for x in range(k):
+            if P[x] == lower[x] or all(P[i] == upper[i] for i in range(k) if i != x):
+                unit = tuple(Fraction(int(i == x)) for i in range(k))
+                rows += [RatioRow(unit, P, eps), RatioRow(P, unit, eps)]
+    return rows
+
+
 def cone_rows(notions: Sequence, k: int) -> list[RatioRow]:
     """Every condition of the notions on one column, as :class:`RatioRow` in exact data.
 
@@ -283,12 +310,11 @@ def cone_rows(notions: Sequence, k: int) -> list[RatioRow]:
             eldp_like.append(n)
         elif isinstance(n, LIP) and n.delta == 0:
             rows += _lip_rows([exact_decimal(p) for p in n.prior], exact_decimal(n.epsilon), k)
+        elif isinstance(n, BPLIP) and n.lower is not None:
+            rows += box_rows([exact_decimal(v) for v in n.lower], [exact_decimal(v) for v in n.upper],
+                             exact_decimal(n.epsilon))
         elif isinstance(n, BPLIP):
-            if n.lower is not None:
-                priors = box_vertices([exact_decimal(v) for v in n.lower], [exact_decimal(v) for v in n.upper])
-            else:
-                priors = sorted({tuple(exact_decimal(p) for p in P) for P in n.priors})
-            for P in priors:
+            for P in sorted({tuple(exact_decimal(p) for p in P) for P in n.priors}):
                 rows += _lip_rows(P, exact_decimal(n.epsilon), k)
         else:
             raise SolverError(f"notion {n.name!r} has no exact double description")
