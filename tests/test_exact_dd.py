@@ -268,3 +268,12 @@ def test_free_outputs_at_eps_30_are_optimal(case):
                       quiet=True)
     assert r.status == "optimal", r.message
     assert r.certificate.verified and 0 <= r.bound <= r.objective <= 5 * math.exp(-30) * 5
+
+
+def test_eldp_free_outputs_at_budgets_of_1e9_are_optimal():
+    """Float cdd kept 1 of the 14 log-space rays here: the constant-channel fallback."""
+    E = [[0.0, 1e-9, 5e-9, "inf"], [1e-9, 0.0, "inf", 2e-9], [5e-9, 3e-9, 0.0, 1e-9], ["inf", 2e-9, 1e-9, 0.0]]
+    r = mechopt.solve({"k": 4, "outputs": "free", "privacy": [{"notion": "eldp", "matrix": E}],
+                       "objective": {"kind": "histogram_mse"}}, quiet=True)
+    assert r.status == "optimal", r.message
+    assert r.certificate.verified and r.stats["rays"] == eldp_rays(np.array(E, dtype=float)).shape[1] > 4
