@@ -599,6 +599,9 @@ CASES: list[Case] = [
     Case("verify_eldp", "exact verification, E-LDP (half the pairs tight, 20% inf)", [100, 200, 300, 400, 500],
          [100, 300, 500], lambda k: run_verify("verify_eldp", k), lambda k: run_float_check("verify_eldp", k),
          "float all-pairs check", 500, 500, objective_agrees=True),
+    Case("dd_box", "free outputs, MI, box BP-LIP ε=1: rays from the box's structure (benchmarks/bench_dd.py)",
+         [4, 5, 6, 7, 8], [4, 5, 6], lambda k: _dd("run_new_box", k), lambda k: _dd("run_old_box", k),
+         "floating-point pycddlib (before issue 14), ray LP value", 6, 5, compare_bound=False),
     Case("sampling", "simulate 10^6 reports (mechopt.runtime.simulate_reports)", [10, 100, 1000],
          [10, 100, 1000], run_sampling, run_sampling_baseline, "one Generator.choice per report", 1000, 1000,
          objective_agrees=False),
@@ -612,6 +615,12 @@ def _bench_js():
     from benchmarks import bench_js
 
     return bench_js
+
+
+def _dd(name: str, k: int) -> dict:
+    from benchmarks import bench_dd
+
+    return getattr(bench_dd, name)(k)
 
 
 def _sampling_available() -> bool:

@@ -16,7 +16,8 @@ from ._notions import LDP, LIP, ULDP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers._design import DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe
+from .solvers._design import (DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe,
+                               design_lower_bound)
 from .solvers._labeled import solve_labeled
 from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
 from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
@@ -330,13 +331,16 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         # budgets above BUDGET_CAP are left out (a relaxation: its rays give a valid bound,
         # and the channel is repaired into the full notions at a cost of about m e^-30)
         relaxed = relax_notions(list(problem.notions), k, BUDGET_CAP)
-        V, inv = enumerate_rays(relaxed, k)
+        # the channel comes from rays V inside the cone, the bound from rays V_bound of a
+        # cone containing it (the same rays for the structured enumerators)
+        V, inv, V_bound = enumerate_rays(relaxed, k)
+        exact_bound_rays = V_bound is V
         timings["rays"] = time.perf_counter() - t
         # every notion's cone contains the constant column, so with free outputs the
         # constant channel is always feasible: an empty or infeasible ray set means
-        # rays were lost (floating-point double description), not an infeasible problem
+        # rays were lost, not an infeasible problem
         lost = ("the extreme rays found cannot make rows sum to 1, yet the constant channel satisfies every "
-                "notion: rays were lost in the floating-point double description (please report the problem)")
+                "notion: rays were lost (please report the problem)")
         if V.shape[1] == 0:
             return _constant_fallback(problem, timings, {}, lost)
         V = V / V.max(axis=0, keepdims=True)  # rays of any scale: largest entry 1
@@ -350,7 +354,14 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
         d = sol.stats.get("duals")
-        upper = ray_upper_bound(V, mu, d) if d is not None else math.inf
+        if d is None:
+            upper = math.inf
+        elif exact_bound_rays:
+            upper = ray_upper_bound(V, mu, d)
+        else:
+            V_bound = V_bound / V_bound.max(axis=0, keepdims=True)
+            upper = ray_upper_bound(V_bound, column_utility(obj, V_bound), d)
+        stats["bound_rays"] = int(V_bound.shape[1])
         proven = True
     keep = w > 1e-13 * max(1.0, w.max())
     Q = V[:, keep] * w[keep]
@@ -385,7 +396,8 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
                      "them), so no channel identifies the input distribution: estimation_variance is infinite",
                      timings)
     t = time.perf_counter()
-    V, inv = enumerate_rays(list(problem.notions), k)
+    V, inv, V_bound = enumerate_rays(list(problem.notions), k)
+    V_bound = None if V_bound is V else V_bound / V_bound.max(axis=0, keepdims=True)
     timings["rays"] = time.perf_counter() - t
     V = V / V.max(axis=0, keepdims=True)
     R = V.shape[1]
@@ -416,6 +428,11 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
             if found is None or other.value <= found.value:
                 found, sol, method = other, fw, "frank-wolfe"
             found = found._replace(lower=lower)
+    if found is not None and V_bound is not None:
+        # the design uses rays inside the cone; its bound must cover a cone containing it
+        lower = design_lower_bound(np.hstack([V, V_bound]), obj.prior,
+                                   np.concatenate([found.weights, np.zeros(V_bound.shape[1])]))
+        found = found._replace(lower=lower)
     timings["solve"] = time.perf_counter() - t
     if found is None:
         G = V[:-1, :] - V[-1:, :]

@@ -902,7 +902,8 @@ def test_free_outputs_never_report_infeasible_when_rays_are_lost(monkeypatch):
     """An empty or insufficient ray set is the solver's failure, not the problem's."""
     import mechopt._solve as S
 
-    monkeypatch.setattr(S, "enumerate_rays", lambda notions, k: (np.array([[1.0], [0.0], [0.0]]), np.zeros(1, bool)))
+    lost = np.array([[1.0], [0.0], [0.0]])
+    monkeypatch.setattr(S, "enumerate_rays", lambda notions, k: (lost, np.zeros(1, bool), lost))
     r = solve({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "mutual_information"}}, quiet=True)
     assert r.status == "feasible" and r.certificate.verified and "rays were lost" in r.message

@@ -44,12 +44,13 @@ class HighsAdapter:
         self.method = method
         self.name = method
 
-    def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None) -> LPSolution:
+    def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None,
+              presolve: bool = True) -> LPSolution:
         from scipy.optimize import linprog
 
         # HiGHS accepts violations up to 1e-7 by default: far above a small budget's
         # slack (e^1e-9 - 1), which mixing then cannot repair. Ask for 1e-10.
-        options = {"presolve": True, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+        options = {"presolve": presolve, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
         if time_limit:
             options["time_limit"] = float(time_limit)
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method=self.method,
@@ -97,7 +98,8 @@ class CvxpyAdapter:
         self.solver = solver.upper()
         self.name = f"cvxpy:{self.solver}"
 
-    def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None) -> LPSolution:
+    def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None,
+              presolve: bool = True) -> LPSolution:
         import cvxpy as cp
 
         n = len(c)

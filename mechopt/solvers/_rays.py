@@ -2,9 +2,10 @@
 
 Structured enumerators cover the common notions; the E-LDP family (E-LDP, metric,
 block, high-low and their combinations) is enumerated in log space, where the double
-description runs on a 0/±1 system (:func:`eldp_rays`); anything else goes through the
-double description of the cone itself (pycddlib). Each function returns a ``(k, R)`` array whose columns
-are rays (any positive scale).
+description runs exactly on a 0/±1 system (:func:`eldp_rays`); anything else goes
+through the exact double description of an inner and an outer rational cone
+(:mod:`mechopt.solvers._exact_dd`; a prior box by its own structure). Each function
+returns a ``(k, R)`` array whose columns are rays (any positive scale).
 
 * LDP / WC-LIP: the ``2^k - 2`` staircases ``1 + (e^ε - 1) 1_S``.
 * Block LDP: staircases of one block, zero elsewhere (a unit vector for a singleton).
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .._errors import InputError, SolverError
-from .._notions import LDP, LIP, ULDP, BlockLDP, Notion
-from ._structure import column_system
+from .._notions import BPLIP, LDP, LIP, ULDP, BlockLDP, Notion
+from ._exact_dd import eldp_budgets, inner_outer_rays
 
 #: above this many rays, enumeration gives way to column generation
 MAX_ENUMERATED = 300_000
@@ -99,86 +101,12 @@ def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
     return np.unique(np.round(np.array(out).T, 14), axis=1)
 
 
-def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
-    """Extreme rays of ``{q >= 0 : A q <= 0}`` by double description (pycddlib).
-
-    pycddlib runs in floating point here (with an internal zero tolerance near 1e-7),
-    and what it returns depends on how the rows are scaled and ordered. Found by
-    ``benchmarks/fuzz.py``: on a BP-LIP box x metric cone it kept 28 of 88 rays and the
-    ray LP answered "infeasible"; on a BP-LIP box at eps = 4.65 it stopped with
-    "numerical inconsistency"; on a 6-input metric cone at eps = 4.87 it returns 10 to
-    48 rays depending on the row order. So cdd runs on the rows as given and scaled to
-    max / min |entry| = 1, with its default (lexicographic) and max-index row orders,
-    and for k <= 8 also on column scalings ``q = D r`` (geometric mean, and 8 seeded
-    random ones for k <= 6, 3 above), and the union of the returned vectors that satisfy every row (relative error
-    <= 1e-9) is kept. Every returned vector lies in the cone and extra non-extreme ones
-    do not change the ray LP's optimum, but completeness is not proven: exact
-    arithmetic (pycddlib built with GMP) would be. If every run fails, SolverError.
-    """
-    import cdd
-
-    A = np.asarray(A, dtype=float)
-    if len(A):
-        A = A[np.abs(A).max(axis=1) > 0]  # an all-zero row (LIP at eps = 0, P = e_x) says nothing
-    variants = [A]
-    if len(A):
-        absA = np.abs(A)
-        small = np.where(absA > 0, absA, np.inf).min(axis=1, keepdims=True)
-        variants += [A / absA.max(axis=1, keepdims=True), A / small]
-    runs = [(M, order, None) for M in variants for order in (None, cdd.RowOrderType.MAX_INDEX)][:5]
-    if len(A) and k <= 8:
-        # column scalings q = D r (the cone {A D r <= 0} has rays D^-1 q): found by
-        # benchmarks/fuzz.py, a BP-LIP prior entry of 5e-9 next to an E-LDP made every row
-        # scaling lose rays (8 of them, the ray LP infeasible); a random D found 20
-        absA = np.abs(A)
-        big = absA.max(axis=0)
-        small = np.where(absA > 0, absA, np.inf).min(axis=0)
-        small = np.where(np.isfinite(small), small, big)
-        geo = np.ones(k)
-        geo[big > 0] = 1.0 / np.sqrt(big[big > 0] * small[big > 0])  # geometric-mean column scaling
-        rng = np.random.default_rng(20240601)
-        n_random = 8 if k <= 6 else 3
-        for d in [geo] + [np.exp(rng.uniform(-2.0, 2.0, k)) for _ in range(n_random)]:
-            Ad = A * d[None, :]
-            Ad = Ad / np.abs(Ad).max(axis=1, keepdims=True)
-            runs += [(Ad, None, d), (Ad, cdd.RowOrderType.MAX_INDEX, d)]
-    found, errors = [], []
-    for M, order, d in runs:
-        rows = [[0.0] + list(-row) for row in M] + [[0.0] + list(e) for e in np.eye(k)]
-        try:
-            mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
-            gen = np.array(cdd.copy_generators(cdd.polyhedron_from_matrix(mat, row_order=order)).array, dtype=float)
-        except RuntimeError as err:  # cdd's "numerical inconsistency"
-            errors.append(str(err).strip())
-            continue
-        if gen.size == 0:
-            continue
-        rays = gen[gen[:, 0] == 0, 1:]
-        rays = rays[rays.max(axis=1) > 0] if len(rays) else rays
-        if not len(rays):
-            continue
-        if d is not None:
-            rays = rays * d[None, :]
-        rays = rays / rays.max(axis=1, keepdims=True)
-        rays = np.where(rays < 0, np.where(rays > -1e-13, 0.0, rays), rays)
-        ok = rays.min(axis=1) >= 0
-        if len(A):
-            lhs = rays @ A.T
-            size = rays @ np.abs(A).T
-            ok &= np.all(lhs <= 1e-9 * size, axis=1)
-        found.append(rays[ok])
-    found = [f for f in found if len(f)]
-    if not found:
-        if errors:
-            raise SolverError(f"double description failed: {errors[0]}")
-        return np.zeros((k, 0))
-    rays = np.vstack(found)
-    _, first = np.unique(np.round(rays, 12), axis=0, return_index=True)
-    return rays[np.sort(first)].T
-
-
-def eldp_rays(E: np.ndarray) -> np.ndarray:
+def eldp_rays(E: np.ndarray | dict, k: int | None = None) -> np.ndarray:
     """Extreme rays of the E-LDP cone ``{q >= 0 : q[x] <= e^E[x,x'] q[x']}``, in log space.
+
+    ``E`` is a k×k budget matrix (``inf`` = no condition; entries read as the decimals
+    they print as) or a dict ``{(x, x'): Fraction}`` of exact budgets
+    (:func:`mechopt.solvers._exact_dd.eldp_budgets`) with ``k`` given.
 
     A ray with support S needs S closed under finite budgets (``q[x'] = 0`` forces
     ``q[x] = 0`` whenever ``E[x, x']`` is finite), and it is extreme iff its tight
@@ -187,15 +115,26 @@ def eldp_rays(E: np.ndarray) -> np.ndarray:
     cycle has budgets summing to zero, so its ratios multiply to one). So the rays of
     support S are ``exp`` of the vertices of the polyhedron
     ``{u in R^S : u[x] - u[x'] <= E[x, x'], u[s0] = 0}`` — a system whose entries are
-    0 and ±1 with the budgets on the right-hand side. The double description runs on
-    that well-conditioned system instead of on rows holding ``e^E`` (which spans 1e-13
-    to 1 for budgets near 30 and loses rays in floating point).
-    """
-    import cdd
+    0 and ±1 with the budgets on the right-hand side, instead of rows holding ``e^E``
+    (which spans 1e-13 to 1 for budgets near 30).
 
-    E = np.asarray(E, dtype=float)
-    k = E.shape[0]
-    fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
+    The vertices are found exactly (pplpy, rational budgets); only ``exp`` is rounded.
+    Well conditioned is not enough for floating point: pycddlib's zero tolerance (~1e-7
+    here) saw budgets of 1e-8 as 0 and, on the k = 4 LDP pattern, returned 1 of the 14
+    rays.
+    """
+    from ._exact_dd import matrix_budgets, ppl_vertices
+
+    if isinstance(E, dict):
+        budget = E
+        if k is None:
+            raise ValueError("eldp_rays needs k with a dict of budgets")
+    else:
+        k = np.asarray(E).shape[0]
+        budget = matrix_budgets(E)
+    fin = np.zeros((k, k), bool)
+    for x, xp in budget:
+        fin[x, xp] = True
     # S is closed iff no finite budget leads out of it
     out_mask = [int(sum(1 << j for j in np.flatnonzero(fin[x]))) for x in range(k)]
     rays = []
@@ -208,56 +147,29 @@ def eldp_rays(E: np.ndarray) -> np.ndarray:
             v[S[0]] = 1.0
             rays.append(v)
             continue
-        # variables u[S[1:]] (u[S[0]] = 0); rows b - A u >= 0 for u[x] - u[x'] <= E
+        # variables u[S[1:]] (u[S[0]] = 0); rows a·u <= E[x, x'] for u[x] - u[x'] <= E[x, x']
         pos = {x: i - 1 for i, x in enumerate(S)}
-        rows = []
+        A, b = [], []
         for x in S:
             for xp in S:
                 if x != xp and fin[x, xp]:
-                    a = np.zeros(len(S) - 1)
+                    a = [0] * (len(S) - 1)
                     if pos[x] >= 0:
-                        a[pos[x]] += 1.0
+                        a[pos[x]] += 1
                     if pos[xp] >= 0:
-                        a[pos[xp]] -= 1.0
-                    rows.append([E[x, xp]] + list(-a))
-        if not rows:
-            continue
-        mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
-        gens = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-        gen = np.array(gens.array, dtype=float)
-        if gen.size == 0 or gens.lin_set:
+                        a[pos[xp]] -= 1
+                    A.append(a)
+                    b.append(budget[x, xp])
+        verts = ppl_vertices(A, b, len(S) - 1)
+        if verts is None:
             continue  # a line in the polyhedron: no vertex, no ray of this support
-        verts = gen[gen[:, 0] == 1, 1:]
-        if not len(verts) and all(r[0] == 0 for r in rows):
-            verts = np.zeros((1, len(S) - 1))  # cdd leaves out a pointed cone's apex
         for g in verts:
-            u = np.concatenate([[0.0], g])
+            u = np.array([0.0] + [float(c) for c in g])
             v = np.zeros(k)
             v[S] = np.exp(u - u.max())
             rays.append(v)
-    if not rays:
-        return np.zeros((k, 0))
-    V = np.array(rays)
-    _, first = np.unique(np.round(V, 12), axis=0, return_index=True)
-    return V[np.sort(first)].T
-
-
-def _explicit_rows(notions: list[Notion], k: int) -> np.ndarray:
-    """Dense H-representation ``A q <= 0`` (groups expanded to pairs)."""
-    sysm = column_system(notions, k, reduce=True)
-    rows = [sysm.A.toarray()] if sysm.A.shape[0] else []
-    for upper, lower, eps in sysm.groups:
-        e = math.exp(eps)
-        for a in upper:
-            for b in lower:
-                if a != b:
-                    r = np.zeros(k)
-                    r[a] += 1.0
-                    r[b] -= e
-                    rows.append(r[None, :])
-    if any(np.any(s.b) for s in [sysm]):
-        raise InputError("privacy", "(eps, delta)-LIP with delta > 0 is not a cone: use labeled outputs")
-    return np.vstack(rows) if rows else np.zeros((0, k))
+    # distinct supports or distinct exact vertices: no duplicates to remove
+    return np.array(rays).T if rays else np.zeros((k, 0))
 
 
 def _satisfies(v: np.ndarray, notions: list[Notion]) -> bool:
@@ -272,7 +184,7 @@ def relax_notions(notions: list[Notion], k: int, cap: float) -> list[Notion]:
     BP-LIP with ε above it are dropped, and so is ULDP (its protected columns become
     unconstrained, which covers its invertible ones).
     """
-    from .._notions import BPLIP, ELDP, HighLowLDP, MetricLDP
+    from .._notions import ELDP, HighLowLDP, MetricLDP
 
     out: list[Notion] = []
     for n in notions:
@@ -292,22 +204,37 @@ def relax_notions(notions: list[Notion], k: int, cap: float) -> list[Notion]:
     return out
 
 
-def enumerate_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarray]:
+class Rays(NamedTuple):
+    """Rays for the channel and rays for the bound (SPEC §3).
+
+    ``V`` lies in the notions' cone (exactly, up to rounding each entry to a float);
+    ``V_bound`` generates a cone that contains it, so the ray LP over ``V_bound`` bounds
+    the optimum. The structured enumerators list the true rays (``V_bound is V``); the
+    exact double description gives an inner and an outer cone
+    (:mod:`mechopt.solvers._exact_dd`).
+    """
+
+    V: np.ndarray  # (k, R)
+    invertible: np.ndarray  # (R,) bool: ULDP's invertible unit rays
+    V_bound: np.ndarray  # (k, R')
+
+
+def enumerate_rays(notions: list[Notion], k: int) -> Rays:
     """Extreme rays of the problem's (possibly non-convex ULDP) set of columns.
 
     Returns
     -------
-    V : ndarray (k, R)
-        Rays as columns.
-    invertible : bool ndarray (R,)
-        True for ULDP's invertible unit rays.
+    Rays
+        ``V`` (k, R) with rays as columns, ``invertible`` (R,) True for ULDP's
+        invertible unit rays, and ``V_bound`` (k, R'), rays of a cone containing the
+        convex part (for the bound), followed by the same unit rays.
     """
     uldp = [n for n in notions if isinstance(n, ULDP)]
     convex = [n for n in notions if not isinstance(n, ULDP)]
     if any(isinstance(n, LIP) and n.delta > 0 for n in notions):
         raise InputError("privacy", "(eps, delta)-LIP with delta > 0 is not a cone: use labeled outputs")
     protected = convex + [LDP(u.epsilon) for u in uldp]
-    V = _convex_rays(protected, k)
+    V, V_bound = _convex_rays(protected, k)
     inv = np.zeros(V.shape[1], bool)
     if uldp:
         sens = set().union(*[set(u.sensitive) for u in uldp])
@@ -320,35 +247,36 @@ def enumerate_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarra
             if not convex or _satisfies(e, convex):
                 units.append(e)
         if units:
+            same = V_bound is V
             V = np.hstack([V, np.array(units).T])
+            V_bound = V if same else np.hstack([V_bound, np.array(units).T])
             inv = np.concatenate([inv, np.ones(len(units), bool)])
-    return V, inv
+    return Rays(V, inv, V_bound)
 
 
-def _convex_rays(notions: list[Notion], k: int) -> np.ndarray:
+def _convex_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(V, V_bound)``: one array twice for the structured enumerators."""
     if not notions:
-        return np.eye(k)
+        return (V := np.eye(k)), V
     if len(notions) == 1:
         n = notions[0]
         if isinstance(n, LDP):  # includes WC-LIP
-            return ldp_rays(k, n.epsilon)
+            return (V := ldp_rays(k, n.epsilon)), V
         if isinstance(n, BlockLDP):
-            parts = [ldp_rays(len(b), n.epsilon, np.array(b), k) for b in n.blocks]
-            return np.hstack(parts)
+            V = np.hstack([ldp_rays(len(b), n.epsilon, np.array(b), k) for b in n.blocks])
+            return V, V
         if isinstance(n, LIP):
-            return lip_slice_vertices(n.prior, n.epsilon)
+            return (V := lip_slice_vertices(n.prior, n.epsilon)), V
     # same-ε LDP families are nested: the smallest-ε LDP subsumes larger ones
     ldps = [n for n in notions if type(n) is LDP or n.name == "wc_lip"]
     if len(ldps) == len(notions):
-        return ldp_rays(k, min(n.epsilon for n in ldps))
-    Es = [n.eldp_matrix(k) for n in notions]
-    if all(M is not None for M in Es) and k <= 12:
+        return (V := ldp_rays(k, min(n.epsilon for n in ldps))), V
+    if k <= 12 and (budgets := eldp_budgets(notions, k)) is not None:
         # the E-LDP family (E-LDP, metric, block, high-low, LDP): log-space enumeration
-        return eldp_rays(np.minimum.reduce(Es))
-    A = _explicit_rows(notions, k)
-    if k > 14:
-        raise SolverError(f"double description for a {k}-input cone with {A.shape[0]} inequalities is too large")
-    return cdd_rays(A, k)
+        return (V := eldp_rays(budgets, k)), V
+    # anything else (LIP or BP-LIP with other notions, several priors, a prior box, the
+    # E-LDP family above 12 inputs): exact double description, inner and outer cones
+    return inner_outer_rays(notions, k)
 
 
 def ray_count_estimate(notions: list[Notion], k: int) -> int | None:
@@ -361,4 +289,6 @@ def ray_count_estimate(notions: list[Notion], k: int) -> int | None:
         return 2**k
     if len(convex) == 1 and isinstance(convex[0], BlockLDP):
         return sum(2 ** len(b) for b in convex[0].blocks)
+    if len(convex) == 1 and isinstance(convex[0], BPLIP) and convex[0].lower is not None:
+        return 3**k // 2  # box_lip_rays: candidates from chains of 3 sets (measured: 0.2-0.45 3^k)
     return None
