@@ -48,7 +48,7 @@ def _exact_sum_check(P: np.ndarray, eps: float, where: str, delta: float = 0.0) 
     """
     from fractions import Fraction
 
-    from ._verify import exp_bounds
+    from ._exact import exp_bounds
 
     total = sum((Fraction(repr(float(v))) for v in P), Fraction(0))
     if total == 1:

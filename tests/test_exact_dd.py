@@ -13,7 +13,7 @@ import pytest
 
 import mechopt
 from mechopt import BPLIP, ELDP, LDP, LIP, MetricLDP
-from mechopt._verify import exact, exp_bounds
+from mechopt._exact import exact, exp_bounds
 from mechopt.solvers._exact_dd import (_integer_row, _lip_rows, box_lip_rays, box_vertices, budget_factors,
                                        cone_rows, exact_inner_outer, expm1_bounds, ppl_cone_rays)
 from mechopt.solvers._rays import eldp_rays
