@@ -57,7 +57,8 @@ DESIGN_CVXPY_MAX_RAYS = 40_000
 
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
-          reduce: bool = True, quiet: bool = False, progress: bool | None = None) -> SolveResult:
+          reduce: bool = True, quiet: bool = False, progress: bool | None = None,
+          time_limit: float | None = None) -> SolveResult:
     """Find the optimal channel for a problem, repair it to exact feasibility, verify it.
 
     Parameters
@@ -71,11 +72,17 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``"auto"``; for free outputs ``"rays"`` (enumerate extreme rays) or
         ``"colgen"`` (column generation: MMSE on LIP/LDP, histogram MSE and mutual
         information on LIP); for
-        ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``.
+        ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
+        metric privacy ``"decompose"`` (decomposition over outputs, any prior) or
+        ``"lp"`` (one LP).
     reduce : bool
         Use the constraint reductions (clique groups, implied pairs, components).
     quiet : bool
         No progress display.
+    time_limit : float, optional
+        Seconds for the labeled LP. The decomposition then returns its best mechanism
+        with status ``"feasible"`` and the proven gap; a single LP that runs out of time
+        is an ``"error"`` saying so.
 
     Returns
     -------
@@ -106,7 +113,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     try:
         if problem.free_outputs:
             return _solve_free(problem, backend, method, show, timings)
-        return _solve_labeled(problem, backend, reduce, timings)
+        return _solve_labeled(problem, backend, reduce, timings, method=method, time_limit=time_limit, show=show)
     except InputError:
         raise
     except MechoptError as err:
@@ -161,7 +168,8 @@ def _jsonable(v: Any) -> bool:
         return False
 
 
-def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) -> SolveResult:
+def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, *, method: str = "auto",
+                   time_limit: float | None = None, show: bool = False) -> SolveResult:
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
     invertible: dict[int, int] = {}
@@ -174,9 +182,20 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
     cost = obj.prior[:, None] * obj.loss
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
+    if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
+        method = "auto"  # free-output methods (e.g. one method for a whole batch): ignored here
+    if method not in ("auto", "decompose", "lp"):
+        raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose' "
+                         "or 'lp'")
+    bar = Progress("decomposition", enabled=None if show else False)
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
-                        square=square, prior=obj.prior, loss=obj.loss)
+                        square=square, prior=obj.prior, loss=obj.loss, method=method, time_limit=time_limit,
+                        progress=bar if show else None)
+    bar.done()
     timings["solve"] = time.perf_counter() - t
+    if sol.status == "feasible" and sol.Q is not None:
+        return _finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats, proven=False,
+                       message=sol.message)
     if sol.status != "optimal":
         return _fail(sol.status, f"the LP is {sol.status}: {sol.message}" if sol.status == "infeasible"
                      else f"LP solver failed ({sol.status}): {sol.message}", timings, sol.stats)
@@ -190,7 +209,8 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
         mix = np.array([not (np.count_nonzero(Qc[:, y]) == 1 and int(np.flatnonzero(Qc[:, y])[0]) not in sens)
                         for y in range(m)])
         sol.Q = Qc
-    return _finish(problem, sol.Q, tuple(problem.outputs), sol.objective, timings, sol.stats, mix_columns=mix)
+    bound = sol.objective if sol.bound is None else sol.bound
+    return _finish(problem, sol.Q, tuple(problem.outputs), bound, timings, sol.stats, mix_columns=mix)
 
 
 def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:

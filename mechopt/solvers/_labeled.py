@@ -33,6 +33,7 @@ class LabeledSolution:
     objective: float | None
     message: str
     stats: dict
+    bound: float | None = None  # a proven bound when it is not the LP value (decomposition)
 
 
 def _column_block(A: sp.csr_matrix, cols: np.ndarray, m: int, row0: int):
@@ -285,16 +286,26 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
 
 def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, int] | None = None,
                   *, backend: str = "auto", reduce: bool = True, square: bool = False,
-                  prior: np.ndarray | None = None, loss: np.ndarray | None = None) -> LabeledSolution:
+                  prior: np.ndarray | None = None, loss: np.ndarray | None = None, method: str = "auto",
+                  time_limit: float | None = None, progress=None) -> LabeledSolution:
     """Solve the labeled LP (per independent component when possible).
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
-    solved over the orbits of the problem's symmetry group (:mod:`._symmetry`).
+    solved over the orbits of the problem's symmetry group (:mod:`._symmetry`); without
+    symmetry, from k = 50 on (or with ``method="decompose"``), by decomposition over
+    the outputs (:mod:`._metric_lp`).
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None:
-        sol = _solve_symmetric(notions, k, cost, prior, loss, backend)
+    if reduce and square and not invertible and prior is not None and loss is not None and method != "decompose":
+        sol = _solve_symmetric(notions, k, cost, prior, loss, backend, time_limit)
+        if sol is not None:
+            sol.stats["total_s"] = time.perf_counter() - t0
+            return sol
+    if reduce and not invertible and method in ("auto", "decompose") and (method == "decompose" or k >= 50):
+        from ._metric_lp import decomposed
+
+        sol = decomposed(notions, k, m, cost, time_limit=time_limit, progress=progress)
         if sol is not None:
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
@@ -338,7 +349,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
                 if lp.status == "optimal":
                     sol = lp
         else:
-            sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds)
+            left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+            sol = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, bounds, time_limit=left)
         stats["lp_s"] += time.perf_counter() - tl
         stats["backend"] = adapter.name
         if sol.status != "optimal":
@@ -354,7 +366,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
     return LabeledSolution("optimal", Q, total, "", stats)
 
 
-def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution | None:
+def _solve_symmetric(notions, k, cost, prior, loss, backend, time_limit=None) -> LabeledSolution | None:
     """The orbit LP, or None when the problem has no usable symmetry."""
     from ._structure import column_system
     from ._symmetry import automorphisms, orbit_reduce
@@ -387,7 +399,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend) -> LabeledSolution 
     name = "highs-ipm" if backend == "auto" else backend
     adapter = get_backend(name)
     tl = time.perf_counter()
-    sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None))
+    sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None), time_limit=time_limit)
     stats["lp_s"] = time.perf_counter() - tl
     stats["backend"] = adapter.name
     if sol.status != "optimal":
