@@ -292,7 +292,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
     solved over the orbits of the problem's symmetry group (:mod:`._symmetry`); without
-    symmetry, from k = 50 on (or with ``method="decompose"``), by decomposition over
+    symmetry, from k = 25 on (or with ``method="decompose"``), by decomposition over
     the outputs (:mod:`._metric_lp`).
     """
     invertible = invertible or {}
@@ -302,7 +302,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray, inver
         if sol is not None:
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
-    if reduce and not invertible and method in ("auto", "decompose") and (method == "decompose" or k >= 50):
+    if reduce and not invertible and method in ("auto", "decompose") and (method == "decompose" or k >= 25):
         from ._metric_lp import decomposed
 
         sol = decomposed(notions, k, m, cost, time_limit=time_limit, progress=progress)
