@@ -432,7 +432,7 @@ class _RayMaster(_MasterBase):
             Q = None  # built lazily below
             labels = range(m)
             mu_s = mu if mu_best is None else alpha * mu_best + (1 - alpha) * mu
-            for attempt in range(2):
+            for _attempt in range(2):
                 res, bsum = self.price(mu_s, labels)
                 lb = _sum_lower(mu_s) + bsum
                 if lb > self.best_bound:
