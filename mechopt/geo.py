@@ -47,7 +47,7 @@ class Places:
     >>> g = Places.grid(2, 3)
     >>> g.labels
     ('r0c0', 'r0c1', 'r0c2', 'r1c0', 'r1c1', 'r1c2')
-    >>> g.distances("manhattan")[0, 5]
+    >>> float(g.distances("manhattan")[0, 5])
     3.0
     >>> len(g.grid_edges())
     7
