@@ -137,8 +137,10 @@ class _Pairs:
         E = self.E[a, b]
         return self.W[a, b] * (1.0 + (8.0 + 2.0 * np.abs(E)) * _U)
 
-    def violated(self, V: np.ndarray, rel: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
-        """Inactive pairs that a column of ``V`` (k, n) breaks by more than ``rel``."""
+    def violated(self, V: np.ndarray, rel: float = 1e-9, exclude: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs outside ``exclude`` (default: the active ones) that a column of ``V`` (k, n)
+        breaks by more than ``rel``."""
         if not self.lazy:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         bad = np.zeros((self.k, self.k), bool)
@@ -146,14 +148,24 @@ class _Pairs:
             v = V[:, j]
             with np.errstate(invalid="ignore"):
                 bad |= v[:, None] > self.W * v[None, :] * (1 + rel) + 1e-300
-        bad &= ~self.active
+        bad &= ~(self.active if exclude is None else exclude)
         a, b = np.nonzero(bad)
         return a, b
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        new = ~self.active[a, b]
+        a, b = a[new], b[new]
         self.active[a, b] = True
         self.a = np.concatenate([self.a, a])
         self.b = np.concatenate([self.b, b])
+
+    def index(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Positions of active pairs in the list."""
+        if getattr(self, "_pos_n", -1) != self.n:
+            self._pos = np.full((self.k, self.k), -1, dtype=np.int64)
+            self._pos[self.a, self.b] = np.arange(self.n)
+            self._pos_n = self.n
+        return self._pos[a, b]
 
     def bound_operator(self) -> Transposed:
         """The outward-rounded rows of the active pairs, prepared for safe bounds (cached)."""
@@ -198,7 +210,10 @@ class _Pricing:
         val = np.column_stack([np.ones(n), -self.pairs.w(a, b)]).ravel()
         self.h.addRows(n, np.full(n, -np.inf), np.zeros(n), 2 * n, (2 * np.arange(n)).astype(np.int32), idx, val)
         self.n_rows = stop
-        self.bases.clear()  # stored bases no longer match the row count
+        # stored bases stay valid with the new rows' slacks basic
+        extra = [self.hs.HighsBasisStatus.kBasic] * n
+        for basis in self.bases.values():
+            basis.row_status = list(basis.row_status) + extra
 
     def sync(self) -> None:
         self._add_rows(self.n_rows, self.pairs.n)
@@ -305,32 +320,53 @@ def solve_metric_lp(E: np.ndarray, cost: np.ndarray, *, master: str = "auto", re
     deadline = None if time_limit is None else t0 + float(time_limit)
     runner = _BlockMaster if master == "block" else _RayMaster
     solver = runner(pairs, pricing, cost, E)
-    out = solver.run(rel_gap, deadline, progress, alpha)
+    solver.deadline = deadline
+    # the best constant channel (every input reports one output) is always feasible:
+    # what a time limit returns if nothing better was found
+    y0 = int(np.argmin(cost.sum(axis=0)))
+    solver.fallback = np.zeros((k, m))
+    solver.fallback[:, y0] = 1.0
+    solver.fallback_value = float(cost[:, y0].sum())
+    try:
+        out = solver.run(rel_gap, deadline, progress, alpha)
+    except _OutOfTime:
+        Q, obj = solver.last if solver.last is not None else (solver.fallback, solver.fallback_value)
+        out = solver._finish("feasible", Q, obj, "time limit", deadline_hit=True)
     out.stats.update(master=master, pricing_iterations=pricing.iterations, pairs_active=pairs.n,
                      pairs_lazy=pairs.lazy, total_s=time.perf_counter() - t0)
     return out
 
 
+class _OutOfTime(Exception):
+    pass
+
+
 class _MasterBase:
+    deadline: float | None = None
+
     def __init__(self, pairs: _Pairs, pricing: _Pricing, cost: np.ndarray, E: np.ndarray):
         self.pairs, self.pricing, self.cost, self.E = pairs, pricing, cost, E
         self.k, self.m = cost.shape
         self.scale = max(float(np.abs(cost).max()), 1e-300)
         self.best_bound = -math.inf
+        self.last: tuple[np.ndarray, float] | None = None  # the last master channel and its value
         self.it = 0
         self.t_master = 0.0
         self.t_pricing = 0.0
 
     def price(self, mu: np.ndarray, labels) -> tuple[dict, float]:
-        """Pricing at ``mu`` for ``labels``: ``{y: (q, value)}`` and the sum of their safe bounds."""
+        """Pricing at ``mu`` for ``labels``: ``{y: (q, value, safe bound)}`` and the sum of the bounds."""
         t = time.perf_counter()
         res = {}
         total = 0.0
         for y in labels:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise _OutOfTime
             r = self.cost[:, y] - mu
             q, lam = self.pricing.solve(int(y), r)
-            res[int(y)] = (q, float(r @ q))
-            total += _label_bound(self.cost[:, y], mu, lam, self.pairs.bound_operator())
+            b = _label_bound(self.cost[:, y], mu, lam, self.pairs.bound_operator())
+            res[int(y)] = (q, float(r @ q), b)
+            total += b
         self.t_pricing += time.perf_counter() - t
         return res, total
 
@@ -423,13 +459,13 @@ class _RayMaster(_MasterBase):
             self.t_master += time.perf_counter() - t
             ok = self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal
             if not ok:
-                if Q is None:
-                    return self._finish("error", None, None, "master LP: " + self.h.modelStatusToString(
-                        self.h.getModelStatus()), deadline_hit=deadline is not None)
-                return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+                if deadline is not None and time.perf_counter() >= deadline:
+                    raise _OutOfTime
+                return self._finish("error", None, None, "master LP: " + self.h.modelStatusToString(
+                    self.h.getModelStatus()))
             mu = np.asarray(self.h.getSolution().row_dual, dtype=float)
             obj = float(self.h.getInfo().objective_function_value)
-            Q = None  # built lazily below
+            self.last = (self.channel(), obj)
             labels = range(m)
             mu_s = mu if mu_best is None else alpha * mu_best + (1 - alpha) * mu
             for _attempt in range(2):
@@ -462,7 +498,11 @@ class _RayMaster(_MasterBase):
 
 
 class _BlockMaster(_MasterBase):
-    """Column generation over outputs: the restricted LP holds whole columns ``Q[:, y]``."""
+    """Column generation over outputs: the restricted LP holds whole columns ``Q[:, y]``.
+
+    With lazy pairs each output keeps its own rows: the start graph, the pairs tight at
+    the pricing solution that brought it in, and the pairs its column breaks.
+    """
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -475,33 +515,42 @@ class _BlockMaster(_MasterBase):
         self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.S: list[int] = []
         self.var0: dict[int, int] = {}  # output -> index of its first variable
-        self.rows: dict[int, list[tuple[int, int, int]]] = {}  # output -> [(first row, pair start, pair stop)]
+        self.rows: dict[int, list[tuple[int, np.ndarray]]] = {}  # output -> [(first row, pair indices)]
+        self.mask: dict[int, np.ndarray] = {}  # output -> k x k pairs it has rows for (lazy only)
+        self.n_start = self.pairs.n
         self.per_round = max(3, k // 30)
 
-    def _add_rows(self, y: int, start: int, stop: int) -> None:
-        n = stop - start
-        if n <= 0:
+    def _add_rows(self, y: int, pidx: np.ndarray) -> None:
+        n = len(pidx)
+        if n == 0:
             return
-        a, b = self.pairs.a[start:stop], self.pairs.b[start:stop]
+        a, b = self.pairs.a[pidx], self.pairs.b[pidx]
         base = self.var0[y]
         idx = (base + np.column_stack([a, b]).ravel()).astype(np.int32)
         val = np.column_stack([np.ones(n), -self.pairs.w(a, b)]).ravel()
         r0 = self.h.getNumRow()
         self.h.addRows(n, np.full(n, -np.inf), np.zeros(n), 2 * n, (2 * np.arange(n)).astype(np.int32), idx, val)
-        self.rows.setdefault(y, []).append((r0, start, stop))
+        self.rows.setdefault(y, []).append((r0, pidx))
+        if self.pairs.lazy:
+            self.mask[y][a, b] = True
 
-    def add_output(self, y: int) -> None:
+    def add_output(self, y: int, hint: np.ndarray | None = None) -> None:
         k = self.k
         self.var0[y] = self.h.getNumCol()
         self.h.addCols(k, self.cost[:, y], np.zeros(k), np.full(k, np.inf), k, np.arange(k, dtype=np.int32),
                        np.arange(k, dtype=np.int32), np.ones(k))
         self.S.append(y)
-        self._add_rows(y, 0, self.pairs.n)
-
-    def sync_rows(self) -> None:
-        for y in self.S:
-            done = self.rows[y][-1][2] if self.rows.get(y) else 0
-            self._add_rows(y, done, self.pairs.n)
+        if not self.pairs.lazy:
+            self._add_rows(y, np.arange(self.pairs.n))
+            return
+        self.mask[y] = np.zeros((k, k), bool)
+        pidx = np.arange(self.n_start)
+        if hint is not None:
+            # the pairs that shape the pricing solution (tight ones)
+            a, b = self.pairs.a, self.pairs.b
+            tight = hint[a] >= self.pairs.w(a, b) * hint[b] * (1 - 1e-7)
+            pidx = np.union1d(pidx, np.flatnonzero(tight))
+        self._add_rows(y, pidx)
 
     def channel(self) -> np.ndarray:
         x = np.asarray(self.h.getSolution().col_value)
@@ -510,10 +559,24 @@ class _BlockMaster(_MasterBase):
             Q[:, y] = x[self.var0[y]: self.var0[y] + self.k]
         return np.maximum(Q, 0.0)
 
+    def separate(self, Q: np.ndarray) -> int:
+        """Add to each output the pairs its column breaks; returns how many rows were added."""
+        added = 0
+        for y in self.S:
+            a, b = self.pairs.violated(Q[:, y: y + 1], exclude=self.mask[y])
+            if len(a) == 0:
+                continue
+            self.pairs.add(a, b)
+            self._add_rows(y, self.pairs.index(a, b))
+            added += len(a)
+        if added:
+            self.pricing.sync()
+        return added
+
     def lam(self, y: int, duals: np.ndarray) -> np.ndarray:
         lam = np.zeros(self.pairs.n)
-        for r0, s0, s1 in self.rows.get(y, []):
-            lam[s0:s1] = np.maximum(-duals[r0: r0 + (s1 - s0)], 0.0)
+        for r0, pidx in self.rows.get(y, []):
+            lam[pidx] = np.maximum(-duals[r0: r0 + len(pidx)], 0.0)
         return lam
 
     def extra_stats(self) -> dict:
@@ -533,30 +596,30 @@ class _BlockMaster(_MasterBase):
                 self.h.run()
                 self.t_master += time.perf_counter() - t
                 if self.h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
-                    if Q is None:
-                        return self._finish("error", None, None, "restricted LP: " + self.h.modelStatusToString(
-                            self.h.getModelStatus()), deadline_hit=deadline is not None)
-                    return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+                    if deadline is not None and time.perf_counter() >= deadline:
+                        raise _OutOfTime
+                    return self._finish("error", None, None, "restricted LP: " + self.h.modelStatusToString(
+                        self.h.getModelStatus()))
                 Qn = self.channel()
-                a, b = self.pairs.violated(Qn[:, self.S])
-                if not len(a):
+                if not self.pairs.lazy or not self.separate(Qn):
                     break
-                self.pairs.add(a, b)
-                self.pricing.sync()
-                self.sync_rows()
             Q = Qn
             sol = self.h.getSolution()
             duals = np.asarray(sol.row_dual, dtype=float)
             mu = duals[:k]
             obj = float(self.h.getInfo().objective_function_value)
-            # bound: master duals for the outputs in S, pricing duals for the others
-            A_hi = self.pairs.bound_operator()
+            self.last = (Q, obj)
+            # bound: pricing duals for every output; for the outputs in S also the master's
+            # duals, and the better of the two (each is a valid bound on that output's term)
+            res, _ = self.price(mu, range(m))
             bsum = 0.0
-            for y in self.S:
-                bsum += _label_bound(self.cost[:, y], mu, self.lam(y, duals), A_hi)
+            for y in range(m):
+                b = res[y][2]
+                if y in self.var0:
+                    b = max(b, _label_bound(self.cost[:, y], mu, self.lam(y, duals), self.pairs.bound_operator()))
+                bsum += b
             others = [y for y in range(m) if y not in self.var0]
-            res, b_others = self.price(mu, others)
-            lb = _sum_lower(mu) + bsum + b_others
+            lb = _sum_lower(mu) + bsum
             self.best_bound = max(self.best_bound, lb)
             if progress is not None:
                 progress(self.it, obj, self.best_bound, len(self.S))
@@ -570,8 +633,7 @@ class _BlockMaster(_MasterBase):
                 return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
             neg.sort(key=lambda y: res[y][1])
             for y in neg[: self.per_round]:
-                self.add_output(y)
-
+                self.add_output(y, res[y][0])
 
 def kept_budgets(notions, k: int) -> np.ndarray | None:
     """The pairwise budgets that must hold (implied pairs dropped), or None.
