@@ -454,7 +454,7 @@ class _RayMaster(_MasterBase):
             self.it += 1
             t = time.perf_counter()
             if deadline is not None:
-                self.h.setOptionValue("time_limit", max(deadline - time.perf_counter(), 1e-3))
+                self.h.setOptionValue("time_limit", self.h.getRunTime() + max(deadline - time.perf_counter(), 1e-3))
             self.h.run()
             self.t_master += time.perf_counter() - t
             ok = self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal
@@ -592,7 +592,7 @@ class _BlockMaster(_MasterBase):
             while True:
                 t = time.perf_counter()
                 if deadline is not None:
-                    self.h.setOptionValue("time_limit", max(deadline - time.perf_counter(), 1e-3))
+                    self.h.setOptionValue("time_limit", self.h.getRunTime() + max(deadline - time.perf_counter(), 1e-3))
                 self.h.run()
                 self.t_master += time.perf_counter() - t
                 if self.h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
