@@ -266,6 +266,27 @@ def _sum_lower(mu: np.ndarray) -> float:
     return s - _U * abs(s) - 2.0**-1060
 
 
+def snap_to_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """Lift each column to the smallest point of the cone above it, then renormalise rows.
+
+    ``q'[x] = max_z q[z] e^{-D[z, x]}`` (D: shortest paths of E) satisfies every pair
+    in exact arithmetic and equals ``q`` where ``q`` already did; it only raises entries
+    that an LP tolerance left too small — tiny entries far from a column's peak, where
+    an absolute tolerance of 1e-10 is a large relative error that mixing alone would
+    pay for with a large ``t``. Rows then sum to ``1 + O(tolerance)``; dividing by the
+    sums perturbs ratios by as little, which the exact repair absorbs.
+    """
+    D = _closure(np.asarray(E, dtype=float))
+    with np.errstate(over="ignore"):
+        G = np.exp(-D)  # G[z, x] = e^{-D[z, x]}
+    Q = np.maximum(np.asarray(Q, dtype=float), 0.0)
+    out = Q.copy()
+    for x in range(Q.shape[0]):
+        np.maximum(out[x], (Q * G[:, x: x + 1]).max(axis=0), out=out[x])
+    s = out.sum(axis=1, keepdims=True)
+    return out / s
+
+
 def _closure(E: np.ndarray) -> np.ndarray:
     D = E.copy()
     for z in range(D.shape[0]):
@@ -332,6 +353,11 @@ def solve_metric_lp(E: np.ndarray, cost: np.ndarray, *, master: str = "auto", re
     except _OutOfTime:
         Q, obj = solver.last if solver.last is not None else (solver.fallback, solver.fallback_value)
         out = solver._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+    if out.Q is not None:
+        t = time.perf_counter()
+        out.Q = snap_to_cone(out.Q, E)
+        out.objective = float(np.sum(cost * out.Q))
+        out.stats["snap_s"] = time.perf_counter() - t
     out.stats.update(master=master, pricing_iterations=pricing.iterations, pairs_active=pairs.n,
                      pairs_lazy=pairs.lazy, total_s=time.perf_counter() - t0)
     return out
@@ -500,8 +526,8 @@ class _RayMaster(_MasterBase):
 class _BlockMaster(_MasterBase):
     """Column generation over outputs: the restricted LP holds whole columns ``Q[:, y]``.
 
-    With lazy pairs each output keeps its own rows: the start graph, the pairs tight at
-    the pricing solution that brought it in, and the pairs its column breaks.
+    Each output keeps its own rows: the pairs tight at the pricing solution that brought
+    it in (about half of a grid's edges), then the pairs its column breaks.
     """
 
     def __init__(self, *args):
@@ -516,7 +542,7 @@ class _BlockMaster(_MasterBase):
         self.S: list[int] = []
         self.var0: dict[int, int] = {}  # output -> index of its first variable
         self.rows: dict[int, list[tuple[int, np.ndarray]]] = {}  # output -> [(first row, pair indices)]
-        self.mask: dict[int, np.ndarray] = {}  # output -> k x k pairs it has rows for (lazy only)
+        self.has: dict[int, np.ndarray] = {}  # output -> which pairs it has rows for
         self.n_start = self.pairs.n
         self.per_round = max(3, k // 30)
 
@@ -531,8 +557,10 @@ class _BlockMaster(_MasterBase):
         r0 = self.h.getNumRow()
         self.h.addRows(n, np.full(n, -np.inf), np.zeros(n), 2 * n, (2 * np.arange(n)).astype(np.int32), idx, val)
         self.rows.setdefault(y, []).append((r0, pidx))
-        if self.pairs.lazy:
-            self.mask[y][a, b] = True
+        has = self.has[y]
+        if len(has) < self.pairs.n:
+            has = self.has[y] = np.concatenate([has, np.zeros(self.pairs.n - len(has), bool)])
+        has[pidx] = True
 
     def add_output(self, y: int, hint: np.ndarray | None = None) -> None:
         k = self.k
@@ -540,16 +568,14 @@ class _BlockMaster(_MasterBase):
         self.h.addCols(k, self.cost[:, y], np.zeros(k), np.full(k, np.inf), k, np.arange(k, dtype=np.int32),
                        np.arange(k, dtype=np.int32), np.ones(k))
         self.S.append(y)
-        if not self.pairs.lazy:
-            self._add_rows(y, np.arange(self.pairs.n))
-            return
-        self.mask[y] = np.zeros((k, k), bool)
-        pidx = np.arange(self.n_start)
-        if hint is not None:
-            # the pairs that shape the pricing solution (tight ones)
+        self.has[y] = np.zeros(self.pairs.n, bool)
+        if hint is None:
+            pidx = np.arange(self.n_start)
+        else:
+            # the pairs that shape the pricing solution (the tight ones); the others are
+            # added if the column breaks them
             a, b = self.pairs.a, self.pairs.b
-            tight = hint[a] >= self.pairs.w(a, b) * hint[b] * (1 - 1e-7)
-            pidx = np.union1d(pidx, np.flatnonzero(tight))
+            pidx = np.flatnonzero(hint[a] >= self.pairs.w(a, b) * hint[b] * (1 - 1e-7))
         self._add_rows(y, pidx)
 
     def channel(self) -> np.ndarray:
@@ -560,17 +586,23 @@ class _BlockMaster(_MasterBase):
         return np.maximum(Q, 0.0)
 
     def separate(self, Q: np.ndarray) -> int:
-        """Add to each output the pairs its column breaks; returns how many rows were added."""
+        """Add to each output's rows the pairs its column breaks; returns how many."""
         added = 0
         for y in self.S:
-            a, b = self.pairs.violated(Q[:, y: y + 1], exclude=self.mask[y])
-            if len(a) == 0:
-                continue
-            self.pairs.add(a, b)
-            self._add_rows(y, self.pairs.index(a, b))
-            added += len(a)
-        if added:
-            self.pricing.sync()
+            q = Q[:, y]
+            if self.pairs.lazy:
+                a, b = self.pairs.violated(q[:, None])  # pairs no LP has yet
+                if len(a):
+                    self.pairs.add(a, b)
+                    self.pricing.sync()
+            a, b = self.pairs.a, self.pairs.b
+            has = self.has[y]
+            if len(has) < self.pairs.n:
+                has = self.has[y] = np.concatenate([has, np.zeros(self.pairs.n - len(has), bool)])
+            bad = ~has & (q[a] > self.pairs.w(a, b) * q[b] * (1 + 1e-9) + 1e-300)
+            pidx = np.flatnonzero(bad)
+            self._add_rows(y, pidx)
+            added += len(pidx)
         return added
 
     def lam(self, y: int, duals: np.ndarray) -> np.ndarray:
@@ -601,7 +633,7 @@ class _BlockMaster(_MasterBase):
                     return self._finish("error", None, None, "restricted LP: " + self.h.modelStatusToString(
                         self.h.getModelStatus()))
                 Qn = self.channel()
-                if not self.pairs.lazy or not self.separate(Qn):
+                if not self.separate(Qn):
                     break
             Q = Qn
             sol = self.h.getSolution()
