@@ -173,7 +173,7 @@ def main(argv=None) -> list[str]:
                  f"{_fmt(m.get('peak_mb'), '.0f')} | master {m.get('master')}, {m.get('iterations')} rounds, "
                  f"{m.get('outputs_used') or ''} outputs, {m.get('pairs_active')} pairs; {m.get('message', '')} |")
         elif case == "spanner20":
-            ex = isolated(run_mechopt, 20, "euclidean", 600.0, timeout=args.timeout)
+            ex = isolated(run_mechopt, 20, "euclidean", 300.0, timeout=args.timeout)
             emit(f"| spanner20 exact | {_fmt(ex.get('t'), '.2f')} | {ex.get('status', ex.get('timeout'))} | "
                  f"{_fmt(ex.get('objective'), '.10g')} | {_fmt(ex.get('rel_gap'), '.1e')} | — | — | — | "
                  f"{_fmt(ex.get('peak_mb'), '.0f')} | {ex.get('message', '')} |")
