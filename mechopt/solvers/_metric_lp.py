@@ -423,12 +423,20 @@ class _RayMaster(_MasterBase):
         self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.V: list[np.ndarray] = []
         self.labels: list[int] = []
+        self.G: np.ndarray | None = None
         self.cap = max(3000, 4 * k)
         self.max_add = max(50, k // 4)
 
     def add(self, V: np.ndarray, ys: np.ndarray) -> None:
         if V.shape[1] == 0:
             return
+        # lift each point into the cone (pricing is exact only to 1e-10 absolute, a large
+        # relative error on entries of 1e-12 where the loss is largest), so that the
+        # master's value is the value of a truly feasible channel
+        if self.G is None:
+            with np.errstate(over="ignore"):
+                self.G = np.exp(-_closure(self.E))
+        V = np.array([np.max(V[:, j][:, None] * self.G, axis=0) for j in range(V.shape[1])]).T
         costs = np.einsum("xj,xj->j", self.cost[:, ys], V)
         A = sp.csc_matrix(V)
         n = V.shape[1]
