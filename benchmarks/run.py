@@ -876,7 +876,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--quick", action="store_true", help="small sizes; finishes in under 3 minutes")
     ap.add_argument("--json", metavar="OUT.json", help="write the full results as JSON")
     ap.add_argument("--md", metavar="OUT.md", help="write the Markdown report")
-    ap.add_argument("--cases", help=f"comma-separated subset of: {','.join(c.name for c in CASES)},solve_many")
+    ap.add_argument("--cases", help=f"comma-separated subset of: {','.join(c.name for c in CASES)},solve_many,geo")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds per measurement (default 40 with --quick, 300 otherwise)")
     ap.add_argument("--batch", type=int, default=None,
@@ -884,7 +884,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     timeout = args.timeout or (40.0 if args.quick else 300.0)
     wanted = None if not args.cases else set(args.cases.split(","))
-    known = {c.name for c in CASES} | {"solve_many"}
+    known = {c.name for c in CASES} | {"solve_many", "geo"}
     if wanted and wanted - known:
         ap.error(f"unknown case(s) {sorted(wanted - known)}; choose from {sorted(known)}")
 
@@ -903,6 +903,10 @@ def main(argv: list[str] | None = None) -> dict:
     def log(line: str) -> None:
         print(line, flush=True)
 
+    if wanted and "geo" in wanted:  # location privacy at city scale: its own table (benchmarks/bench_geo.py)
+        from benchmarks.bench_geo import main as geo_main
+
+        report["geo"] = geo_main(["--md", args.md] if args.md and wanted == {"geo"} else [])
     print(TABLE_HEAD, flush=True)
     for case in CASES:
         if wanted and case.name not in wanted:

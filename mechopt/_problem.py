@@ -235,10 +235,18 @@ def _check_sizes(doc: dict, k: int, outputs) -> None:
                              f"inputs, got {k} (give metric privacy by 'edges' instead)")
 
 
-def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
-    """Validate a parsed problem document (docs/formats.md) and return a :class:`Problem`."""
+def problem_from_dict(doc: Any, *, name: str = "", base: Path | None = None) -> Problem:
+    """Validate a parsed problem document (docs/formats.md) and return a :class:`Problem`.
+
+    A ``places:`` section (grid, x/y or latitude/longitude) is expanded first by
+    :func:`mechopt.geo.expand_places`; files it names are read relative to ``base``.
+    """
     if not isinstance(doc, dict):
         raise InputError("problem", f"must be a mapping (inputs, outputs, privacy, objective), got {type(doc).__name__}")
+    if "places" in doc:
+        from .geo import expand_places
+
+        doc = expand_places(doc, base)
     allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description"}
     extra = sorted(set(doc) - allowed)
     if extra:
@@ -412,4 +420,4 @@ def load_problem(source: str | Path | dict) -> Problem:
     if isinstance(source, dict):
         return problem_from_dict(source)
     doc = read_document(source)
-    return problem_from_dict(doc, name=Path(source).stem)
+    return problem_from_dict(doc, name=Path(source).stem, base=Path(source).parent)

@@ -59,7 +59,7 @@ def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -
 
 DESIGN_CVXPY_MAX_RAYS = 40_000
 #: the values of ``solve(method=...)``
-METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw")
+METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "lp")
 
 #: a labeled LP's answer is "optimal" when the proven gap is at most this (relative, see _finish)
 LABELED_REL_GAP = 1e-7
@@ -68,7 +68,8 @@ RAYS_REL_GAP = 1e-9
 
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
-          reduce: bool = True, quiet: bool = False, progress: bool | None = None) -> SolveResult:
+          reduce: bool = True, quiet: bool = False, progress: bool | None = None,
+          time_limit: float | None = None) -> SolveResult:
     """Find the optimal channel for a problem, repair it to exact feasibility, verify it.
 
     Parameters
@@ -82,11 +83,17 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``"auto"``; for free outputs ``"rays"`` (enumerate extreme rays) or
         ``"colgen"`` (column generation: MMSE on LIP/LDP, histogram MSE and mutual
         information on LIP); for
-        ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``.
+        ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
+        metric privacy ``"decompose"`` (decomposition over outputs, any prior) or
+        ``"lp"`` (one LP).
     reduce : bool
         Use the constraint reductions (clique groups, implied pairs, components).
     quiet : bool
         No progress display.
+    time_limit : float, optional
+        Seconds for the labeled LP. The decomposition then returns its best mechanism
+        with status ``"feasible"`` and the proven gap; a single LP that runs out of time
+        is an ``"error"`` saying so.
 
     Returns
     -------
@@ -123,7 +130,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     try:
         if problem.free_outputs:
             return _solve_free(problem, backend, method, show, timings)
-        return _solve_labeled(problem, backend, reduce, timings)
+        return _solve_labeled(problem, backend, reduce, timings, method=method, time_limit=time_limit, show=show)
     except InputError:
         raise
     except MechoptError as err:
@@ -204,7 +211,8 @@ def _jsonable(v: Any) -> bool:
         return False
 
 
-def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) -> SolveResult:
+def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, *, method: str = "auto",
+                   time_limit: float | None = None, show: bool = False) -> SolveResult:
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
     invertible: dict[int, list[int]] = {}
@@ -219,10 +227,22 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
     cost = obj.prior[:, None] * obj.loss
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
+    if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
+        method = "auto"  # free-output methods (e.g. one method for a whole batch): ignored here
+    if method not in ("auto", "decompose", "lp"):
+        raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose' "
+                         "or 'lp'")
+    bar = Progress("decomposition", enabled=None if show else False)
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
                         square=square, prior=obj.prior, loss=obj.loss,
-                        gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj))
+                        gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), method=method, time_limit=time_limit,
+                        progress=bar if show else None)
+    bar.done()
     timings["solve"] = time.perf_counter() - t
+    if sol.status == "feasible" and sol.Q is not None:
+        # stopped by the time limit with a proven bound: the gap decides the status
+        return _finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
+                       rel_gap=LABELED_REL_GAP, message=sol.message)
     if sol.status != "optimal":
         # the constant channel meets every notion: a labeled problem is never infeasible
         return _constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})")

@@ -24,6 +24,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"mechopt: error: {message}\n")
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number of seconds, got {text!r}")
+    return v
+
+
 def _cmd_solve(args) -> int:
     from dataclasses import replace
 
@@ -33,7 +43,7 @@ def _cmd_solve(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IdentifiabilityWarning)  # said below, on one line
         result = solve(args.problem, backend=args.backend, method=args.method, quiet=args.quiet,
-                       reduce=not args.no_reduce)
+                       reduce=not args.no_reduce, time_limit=args.time_limit)
     if not result.ok:
         print(f"mechopt: {result.status}: {result.message}", file=sys.stderr)
         return 1
@@ -169,10 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("problem", help="problem file (YAML or JSON; docs/formats.md)")
     s.add_argument("-o", "--output", required=True, help="mechanism file to write (JSON, format version 2)")
     s.add_argument("--backend", default="auto", help="highs | highs-ipm | highs-ds | cvxpy:SOLVER")
-    s.add_argument("--method", default="auto", help="rays | colgen | cvxpy | frank-wolfe")
+    s.add_argument("--method", default="auto", help="rays | colgen | cvxpy | frank-wolfe | decompose | lp")
     s.add_argument("--no-reduce", action="store_true", help="do not reduce constraints (for comparison)")
     s.add_argument("--memoize", action="store_true",
                    help="mark the mechanism memoized: clients keep one permanent response per true value")
+    s.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="S",
+                   help="seconds for the labeled LP; the best verified mechanism found so far is exported with "
+                        "status feasible and its proven gap")
     s.add_argument("--quiet", action="store_true", help="no progress display (the one-line summary is still printed)")
     s.set_defaults(func=_cmd_solve)
 

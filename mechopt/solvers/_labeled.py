@@ -278,7 +278,8 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
 def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
                   invertible: dict[int, list[int]] | None = None, *, backend: str = "auto", reduce: bool = True,
                   square: bool = False, prior: np.ndarray | None = None, loss: np.ndarray | None = None,
-                  budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0) -> LabeledSolution:
+                  budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0, method: str = "auto",
+                  time_limit: float | None = None, progress=None) -> LabeledSolution:
     """Solve the labeled LP (per independent component when possible), with a safe bound.
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
@@ -288,14 +289,25 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     or a relaxation of it), ``-inf`` when none could be proven. A solver failure is
     retried with the other HiGHS method, then with budgets above 20 left out (a looser
     relaxation); the status says what failed if nothing works. ``gap_tol`` is the absolute
-    gap at which a MILP's bound is good enough (ULDP's roles).
+    gap at which a MILP's bound is good enough (ULDP's roles). Without symmetry, from
+    k = 25 on (or with ``method="decompose"``), E-LDP / metric problems are solved by
+    decomposition over the outputs (:mod:`._metric_lp`); ``time_limit`` (seconds) then
+    returns its best channel with a proven bound.
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None:
-        sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap)
+    if reduce and square and not invertible and prior is not None and loss is not None and method != "decompose":
+        sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap, time_limit)
         if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
+            return sol
+    if reduce and not invertible and method in ("auto", "decompose") and (method == "decompose" or k >= 25):
+        from ._metric_lp import decomposed
+
+        sol = decomposed(notions, k, m, cost, time_limit=time_limit, progress=progress)
+        if sol is not None and sol.Q is not None:
+            sol.stats["total_s"] = time.perf_counter() - t0
+            sol.bound = -math.inf if sol.bound is None else sol.bound
             return sol
     comps = components(notions, k) if (reduce and not invertible) else [np.arange(k)]
     Q = np.zeros((k, m))
@@ -315,9 +327,10 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
         else:
             tries = [(budget_cap, backend)] + [(c, backend) for c in lower]
         best = None
-        for cap, method in tries:
-            part = _solve_component(sub, len(comp), m, cost[comp], invertible, method, reduce, cap, stats,
-                                    gap_tol / len(comps))
+        for cap, engine in tries:
+            left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+            part = _solve_component(sub, len(comp), m, cost[comp], invertible, engine, reduce, cap, stats,
+                                    gap_tol / len(comps), left)
             if part.status != "optimal":
                 continue
             if best is None or part.objective < best.objective:
@@ -366,7 +379,8 @@ def _safe(c, A_ub, b_ub, A_eq, b_eq, sol) -> float:
 
 
 def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend: str, reduce: bool,
-                     cap: float, stats: dict, gap_tol: float = 0.0) -> LabeledSolution:
+                     cap: float, stats: dict, gap_tol: float = 0.0, time_limit: float | None = None
+                     ) -> LabeledSolution:
     """One component's LP (or MILP): primal channel, objective and safe bound."""
     tb = time.perf_counter()
     c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost, invertible, reduce=reduce,
@@ -437,7 +451,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
                 safe, bb = safe_mip_bound(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, float(sol.objective), tol)
                 stats["safe_bnb_nodes"] = stats.get("safe_bnb_nodes", 0) + bb["nodes"]
     else:
-        sol = adapter.solve(*data)
+        sol = adapter.solve(*data, time_limit=time_limit)
         safe = -math.inf
         if sol.status == "optimal":
             if len(ties) == len(exact_ties) and all(np.array_equal(a, b) for a, b in zip(ties, exact_ties)):
@@ -464,7 +478,8 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
     return LabeledSolution("optimal", Qc, float(sol.objective), "", stats, safe)
 
 
-def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_CAP) -> LabeledSolution | None:
+def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_CAP,
+                     time_limit=None) -> LabeledSolution | None:
     """The orbit LP, or None when the problem has no usable symmetry."""
     from ._structure import column_system
     from ._symmetry import automorphisms, orbit_reduce
@@ -497,7 +512,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_C
     name = "highs-ipm" if backend == "auto" else backend
     adapter = get_backend(name)
     tl = time.perf_counter()
-    sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None))
+    sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None), time_limit=time_limit)
     stats["lp_s"] = time.perf_counter() - tl
     stats["backend"] = adapter.name
     if sol.status != "optimal":

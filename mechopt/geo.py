@@ -1,0 +1,525 @@
+"""Location privacy without hand-written matrices: places, distances, priors, baselines, maps.
+
+* :class:`Places` — places given as a grid, planar ``x, y`` or latitude/longitude; they
+  give distances (``euclidean``, ``manhattan``, ``haversine`` in km), the edges of a
+  grid (Manhattan distance is the shortest path over them, so metric privacy needs only
+  those edges) and losses (the distances, ``squared`` = squared Euclidean, ``hamming``).
+* :func:`prior_from_counts` — a prior from check-in counts (a CSV ``label,count`` or a
+  mapping).
+* :func:`expand_places` — the ``places:`` section of a problem file (SPEC §5
+  extension), turned into ordinary ``inputs``, ``distance``/``edges`` and loss matrices,
+  so old problem files load unchanged.
+* Baselines, all exactly ε·d-private (checked by :func:`mechopt.verify`):
+  :func:`exponential_mechanism` (McSherry & Talwar; score ``-d`` at ε/2),
+  :func:`planar_laplace` (Andrés, Bordenabe, Chatzikokolakis, Palamidessi, CCS 2013,
+  discretised to the places' Voronoi cells) and :func:`bayesian_remap`
+  (Chatzikokolakis, ElSalamouny, Palamidessi, PETS 2017: each report is replaced by the
+  place minimising the posterior expected loss — post-processing, so privacy is kept).
+* Spanner mode: :func:`spanner` (Bordenabe, Chatzikokolakis, Palamidessi, CCS 2014,
+  §4): a graph whose shortest paths are at most δ times the distances; metric privacy
+  with budget ε/δ on its edges is exactly ε·d-private.
+* Maps (matplotlib, Agg): :func:`plot_reporting` and :func:`plot_expected_error`.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._errors import InputError
+from ._validation import check_epsilon, check_finite
+
+EARTH_RADIUS_KM = 6371.0088
+DISTANCES = ("euclidean", "manhattan", "haversine")
+LOSSES = ("euclidean", "squared", "squared_euclidean", "manhattan", "haversine", "hamming")
+
+
+@dataclass(frozen=True)
+class Places:
+    """Named points: planar ``(x, y)`` or ``(lat, lon)`` in degrees.
+
+    Examples
+    --------
+    >>> g = Places.grid(2, 3)
+    >>> g.labels
+    ('r0c0', 'r0c1', 'r0c2', 'r1c0', 'r1c1', 'r1c2')
+    >>> float(g.distances("manhattan")[0, 5])
+    3.0
+    >>> len(g.grid_edges())
+    7
+    """
+
+    labels: tuple[str, ...]
+    coords: np.ndarray  # (k, 2)
+    kind: str = "xy"  # "xy" | "latlon"
+    shape: tuple[int, int] | None = None  # (rows, cols) for a grid
+    spacing: float = 1.0
+
+    @classmethod
+    def grid(cls, rows: int, cols: int, spacing: float = 1.0) -> "Places":
+        """A ``rows x cols`` grid; place ``r{i}c{j}`` sits at ``(j * spacing, i * spacing)``."""
+        for name, v in (("rows", rows), ("cols", cols)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InputError(f"places.grid.{name}", f"must be a positive integer, got {v!r}")
+        if not (isinstance(spacing, (int, float)) and not isinstance(spacing, bool) and math.isfinite(spacing)
+                and spacing > 0):
+            raise InputError("places.spacing", f"must be a positive number, got {spacing!r}")
+        labels = tuple(f"r{i}c{j}" for i in range(rows) for j in range(cols))
+        xy = np.array([(j * spacing, i * spacing) for i in range(rows) for j in range(cols)], dtype=float)
+        return cls(labels, xy, "xy", (int(rows), int(cols)), float(spacing))
+
+    @classmethod
+    def from_xy(cls, xy: Any, labels: Sequence[str] | None = None, *, kind: str = "xy") -> "Places":
+        field = "places.latlon" if kind == "latlon" else "places.xy"
+        try:
+            P = np.asarray(xy, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(field, "must be a list of [x, y] pairs of numbers") from None
+        if P.ndim != 2 or P.shape[1] != 2 or len(P) == 0:
+            raise InputError(field, f"must be a non-empty list of [x, y] pairs, got shape {P.shape}")
+        if not np.all(np.isfinite(P)):
+            raise InputError(field, "coordinates must be finite")
+        if kind == "latlon" and (np.any(np.abs(P[:, 0]) > 90) or np.any(np.abs(P[:, 1]) > 180)):
+            raise InputError(field, "latitude must be in [-90, 90] and longitude in [-180, 180] (degrees)")
+        if labels is None:
+            labels = tuple(f"p{i}" for i in range(len(P)))
+        labels = tuple(str(v) for v in labels)
+        if len(labels) != len(P):
+            raise InputError("places.labels", f"must have one label per place ({len(P)}), got {len(labels)}")
+        if len(set(labels)) != len(labels):
+            raise InputError("places.labels", "labels must be unique")
+        return cls(labels, P, kind)
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    def distances(self, kind: str = "euclidean") -> np.ndarray:
+        """The k x k distance matrix (``haversine``: great-circle km; needs latitude/longitude)."""
+        if kind not in DISTANCES:
+            raise InputError("distance", f"unknown distance {kind!r}; expected one of {list(DISTANCES)}")
+        if kind == "haversine":
+            if self.kind != "latlon":
+                raise InputError("distance", "haversine needs places given as latlon")
+            lat, lon = np.radians(self.coords[:, 0]), np.radians(self.coords[:, 1])
+            dlat = lat[:, None] - lat[None, :]
+            dlon = lon[:, None] - lon[None, :]
+            h = np.sin(dlat / 2) ** 2 + np.cos(lat)[:, None] * np.cos(lat)[None, :] * np.sin(dlon / 2) ** 2
+            D = 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+        else:
+            if self.kind == "latlon":
+                raise InputError("distance", f"{kind!r} needs planar places (xy or grid); use haversine for latlon")
+            diff = self.coords[:, None, :] - self.coords[None, :, :]
+            D = np.abs(diff).sum(axis=-1) if kind == "manhattan" else np.sqrt((diff**2).sum(axis=-1))
+        np.fill_diagonal(D, 0.0)
+        return D
+
+    def grid_edges(self) -> list[tuple[int, int, float]]:
+        """The 4-neighbour edges of a grid, length ``spacing`` (shortest paths = Manhattan)."""
+        if self.shape is None:
+            raise InputError("edges", "grid edges need places given as a grid")
+        rows, cols = self.shape
+        out = []
+        for i in range(rows):
+            for j in range(cols):
+                x = i * cols + j
+                if j + 1 < cols:
+                    out.append((x, x + 1, self.spacing))
+                if i + 1 < rows:
+                    out.append((x, x + cols, self.spacing))
+        return out
+
+    def loss(self, kind: str = "squared") -> np.ndarray:
+        """A k x k loss between true and reported place."""
+        if kind not in LOSSES:
+            raise InputError("objective.loss", f"unknown loss {kind!r} for places; expected one of {list(LOSSES)} "
+                             "or a matrix")
+        if kind == "hamming":
+            return 1.0 - np.eye(self.k)
+        if kind in ("squared", "squared_euclidean"):
+            if self.kind == "latlon":
+                return self.distances("haversine") ** 2
+            return self.distances("euclidean") ** 2
+        return self.distances(kind)
+
+
+def prior_from_counts(counts: Any, places: Places, *, where: str = "objective.prior.counts") -> np.ndarray:
+    """A prior proportional to check-in counts: a CSV file ``label,count`` or a mapping.
+
+    Places missing from the counts get 0; a label that is not a place is an error.
+
+    Examples
+    --------
+    >>> prior_from_counts({"r0c0": 3, "r0c1": 1}, Places.grid(1, 2)).tolist()
+    [0.75, 0.25]
+    """
+    if isinstance(counts, (str, Path)):
+        path = Path(counts)
+        if not path.exists():
+            raise InputError(where, f"file {str(path)!r} does not exist")
+        rows: dict[str, float] = {}
+        with open(path, newline="") as fh:
+            for i, row in enumerate(csv.reader(fh)):
+                if not row or row[0].strip().startswith("#"):
+                    continue
+                if len(row) < 2:
+                    raise InputError(f"{where}:{i + 1}", f"must be 'label,count', got {row!r}")
+                try:
+                    v = float(row[1])
+                except ValueError:
+                    if i == 0:
+                        continue  # a header line
+                    raise InputError(f"{where}:{i + 1}", f"count must be a number, got {row[1]!r}") from None
+                rows[row[0].strip()] = rows.get(row[0].strip(), 0.0) + v
+        counts = rows
+    if not isinstance(counts, dict):
+        raise InputError(where, f"must be a CSV file name or a mapping label -> count, got {counts!r}")
+    idx = {lab: i for i, lab in enumerate(places.labels)}
+    out = np.zeros(places.k)
+    for lab, v in counts.items():
+        if str(lab) not in idx:
+            raise InputError(where, f"{lab!r} is not a place label")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise InputError(where, f"count of {lab!r} must be a number >= 0, got {v!r}")
+        out[idx[str(lab)]] += v
+    total = out.sum()
+    if total <= 0:
+        raise InputError(where, "counts must not all be zero")
+    return out / total
+
+
+# -- the problem-file section -----------------------------------------------------
+
+
+def places_from_spec(spec: Any, base: Path | None = None) -> Places:
+    """``places: {grid: [rows, cols], spacing: s}`` | ``{xy: [[x, y], ...]}`` | ``{latlon: ...}``
+    (optional ``labels``) | ``{file: places.csv}`` (columns ``label,x,y`` or ``label,lat,lon``
+    with a header naming them)."""
+    if not isinstance(spec, dict):
+        raise InputError("places", f"must be a mapping (grid, xy, latlon or file), got {spec!r}")
+    allowed = {"grid", "spacing", "xy", "latlon", "labels", "file"}
+    extra = sorted(set(spec) - allowed)
+    if extra:
+        raise InputError(f"places.{extra[0]}", f"is not a places field (fields: {sorted(allowed)})")
+    given = [key for key in ("grid", "xy", "latlon", "file") if key in spec]
+    if len(given) != 1:
+        raise InputError("places", "give exactly one of 'grid', 'xy', 'latlon' or 'file'")
+    if "grid" in spec:
+        g = spec["grid"]
+        if not isinstance(g, (list, tuple)) or len(g) != 2:
+            raise InputError("places.grid", f"must be [rows, cols], got {g!r}")
+        return Places.grid(g[0], g[1], spec.get("spacing", 1.0))
+    if "file" in spec:
+        path = Path(spec["file"])
+        if base is not None and not path.is_absolute():
+            path = base / path
+        if not path.exists():
+            raise InputError("places.file", f"file {str(path)!r} does not exist")
+        with open(path, newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r and not r[0].strip().startswith("#")]
+        if not rows:
+            raise InputError("places.file", "is empty")
+        head = [h.strip().lower() for h in rows[0]]
+        kind = "latlon" if "lat" in head else "xy"
+        cols = ("lat", "lon") if kind == "latlon" else ("x", "y")
+        if "label" not in head or any(c not in head for c in cols):
+            raise InputError("places.file", f"needs a header with label,{cols[0]},{cols[1]}, got {rows[0]!r}")
+        il, i0, i1 = head.index("label"), head.index(cols[0]), head.index(cols[1])
+        try:
+            pts = [(float(r[i0]), float(r[i1])) for r in rows[1:]]
+        except (ValueError, IndexError):
+            raise InputError("places.file", "every row needs numeric coordinates") from None
+        return Places.from_xy(pts, [r[il].strip() for r in rows[1:]], kind=kind)
+    kind = "latlon" if "latlon" in spec else "xy"
+    return Places.from_xy(spec[kind], spec.get("labels"), kind=kind)
+
+
+def expand_places(doc: dict, base: Path | None = None) -> dict:
+    """Rewrite a problem document with a ``places:`` section into the plain form.
+
+    ``inputs`` become the place labels; a ``metric`` notion may say
+    ``distance: euclidean | manhattan | haversine`` (or ``edges: grid``; on a grid
+    ``manhattan`` becomes the grid's edges), or ``spanner: delta`` (with a distance
+    name) for spanner mode; ``objective.loss`` may name a distance or ``squared``, and
+    ``objective.prior`` may be ``{counts: FILE.csv}`` or a mapping label -> count.
+    """
+    places = places_from_spec(doc["places"], base)
+    out = {key: v for key, v in doc.items() if key != "places"}
+    if "inputs" in doc or "k" in doc:
+        raise InputError("inputs", "give either 'places' or 'inputs'/'k', not both")
+    out["inputs"] = list(places.labels)
+    privacy = doc.get("privacy")
+    if isinstance(privacy, dict):
+        privacy = [privacy]
+    if isinstance(privacy, list):
+        new = []
+        for i, p in enumerate(privacy):
+            if isinstance(p, dict) and p.get("notion") == "metric":
+                p = _metric_entry(p, places, f"privacy[{i}]")
+            new.append(p)
+        out["privacy"] = new
+    obj = doc.get("objective")
+    if isinstance(obj, dict):
+        obj = dict(obj)
+        if isinstance(obj.get("loss"), str) and obj["loss"] in LOSSES and obj["loss"] != "hamming":
+            obj["loss"] = places.loss(obj["loss"]).tolist()
+        pr = obj.get("prior")
+        if isinstance(pr, dict):
+            if set(pr) == {"counts"}:
+                src = pr["counts"]
+                if isinstance(src, str) and base is not None and not Path(src).is_absolute():
+                    src = str(base / src)
+                obj["prior"] = prior_from_counts(src, places).tolist()
+            else:
+                obj["prior"] = prior_from_counts(pr, places, where="objective.prior").tolist()
+        out["objective"] = obj
+    return out
+
+
+def _metric_entry(p: dict, places: Places, where: str) -> dict:
+    p = dict(p)
+    dist = p.get("distance")
+    spanner_delta = p.pop("spanner", None)
+    if isinstance(p.get("edges"), str):
+        if p["edges"] != "grid":
+            raise InputError(f"{where}.edges", f"must be a list of [a, b, length] or 'grid', got {p['edges']!r}")
+        p["edges"] = [[places.labels[a], places.labels[b], w] for a, b, w in places.grid_edges()]
+        return p
+    if isinstance(dist, str):
+        if spanner_delta is not None:
+            D = places.distances(dist)
+            delta = _stretch(spanner_delta, f"{where}.spanner")
+            edges = spanner(D, delta)
+            p.pop("distance")
+            p["epsilon"] = _eps_over_delta(p.get("epsilon"), delta, where)
+            p["edges"] = [[places.labels[a], places.labels[b], w] for a, b, w in edges]
+            return p
+        if dist == "manhattan" and places.shape is not None:
+            p.pop("distance")
+            p["edges"] = [[places.labels[a], places.labels[b], w] for a, b, w in places.grid_edges()]
+            return p
+        p["distance"] = places.distances(dist).tolist()
+    elif spanner_delta is not None:
+        raise InputError(f"{where}.spanner", "needs 'distance' named (euclidean, manhattan or haversine)")
+    return p
+
+
+def _stretch(v: Any, where: str) -> float:
+    d = check_finite(v, where)
+    if d < 1:
+        raise InputError(where, f"the spanner's stretch delta must be a number >= 1, got {v!r}")
+    return d
+
+
+def _eps_over_delta(eps: Any, delta: float, where: str) -> float:
+    return check_epsilon(eps, f"{where}.epsilon") / delta
+
+
+# -- spanner -------------------------------------------------------------------------
+
+
+def spanner(D: np.ndarray, delta: float) -> list[tuple[int, int, float]]:
+    """A greedy δ-spanner of the metric ``D`` (Althöfer et al.; Bordenabe et al. CCS 2014, §4.1).
+
+    Pairs in increasing distance; a pair becomes an edge unless the graph already
+    joins it by a path of length <= δ·d. Every pair then has
+    ``d_G <= δ d``, and ``d <= d_G`` (triangle inequality), so the edges with budget
+    ``ε/δ`` give ``(ε/δ) d_G <= ε d``: exactly ε·d-private.
+
+    Examples
+    --------
+    >>> D = Places.grid(1, 4).distances("euclidean")
+    >>> spanner(D, 1.0)        # collinear points: the path is enough
+    [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0)]
+    """
+    import heapq
+
+    k = D.shape[0]
+    iu, ju = np.triu_indices(k, 1)
+    order = np.argsort(D[iu, ju], kind="stable")
+    adj: list[list[tuple[int, float]]] = [[] for _ in range(k)]
+    edges = []
+    for t in order:
+        a, b = int(iu[t]), int(ju[t])
+        d = float(D[a, b])
+        limit = delta * d
+        # bounded Dijkstra from a
+        dist = {a: 0.0}
+        heap = [(0.0, a)]
+        found = False
+        while heap:
+            du, u = heapq.heappop(heap)
+            if du > dist.get(u, math.inf):
+                continue
+            if u == b:
+                found = du <= limit * (1 + 1e-12)
+                break
+            for v, w in adj[u]:
+                nd = du + w
+                if nd <= limit * (1 + 1e-12) and nd < dist.get(v, math.inf):
+                    dist[v] = nd
+                    heapq.heappush(heap, (nd, v))
+        if not found:
+            adj[a].append((b, d))
+            adj[b].append((a, d))
+            edges.append((a, b, d))
+    return edges
+
+
+# -- baselines -------------------------------------------------------------------------
+
+
+def exponential_mechanism(D: np.ndarray, epsilon: float) -> np.ndarray:
+    """``Q[x, y] ∝ exp(-ε d(x, y) / 2)``: ε·d-private (McSherry & Talwar, Thm 6).
+
+    The score ``-d(x, y)`` changes by at most ``d(x, x')`` between inputs, and the
+    normalisers by at most ``e^{ε d / 2}``, so each ratio is at most ``e^{ε d(x, x')}``.
+    """
+    S = -0.5 * epsilon * np.asarray(D, dtype=float)
+    S -= S.max(axis=1, keepdims=True)
+    Q = np.exp(S)
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def planar_laplace(places: Places, epsilon: float, *, resolution: float | None = None,
+                   radius: float | None = None) -> np.ndarray:
+    """The planar Laplace mechanism, discretised to the places' Voronoi cells.
+
+    The continuous mechanism reports ``z`` with density ``ε²/(2π) e^{-ε |z - x|}``
+    (Andrés et al., CCS 2013, eq. 5); reporting the place nearest to ``z`` is
+    post-processing. The integral over each cell is computed on a square lattice of
+    step ``resolution`` (default: a fifth of the smallest distance between places)
+    within ``radius`` of the places (default: where the remaining mass is below 1e-9),
+    rows renormalised. The float channel is then not exactly private (quadrature and
+    truncation errors): :func:`exact_baseline` repairs it by the smallest mixing.
+    """
+    if places.kind != "xy":
+        raise InputError("places", "the planar Laplace needs planar places (xy or grid)")
+    P = places.coords
+    D = places.distances("euclidean")
+    dmin = float(np.min(D[~np.eye(places.k, dtype=bool)])) if places.k > 1 else 1.0
+    h = resolution or dmin / 5
+    # mass beyond radius r: (1 + ε r) e^{-ε r}
+    r = radius or next(rr for rr in np.linspace(1, 200, 800) / epsilon if (1 + epsilon * rr) * math.exp(-epsilon * rr) < 1e-9)
+    lo = P.min(axis=0) - r
+    hi = P.max(axis=0) + r
+    xs = np.arange(lo[0], hi[0] + h, h)
+    ys = np.arange(lo[1], hi[1] + h, h)
+    from scipy.spatial import cKDTree
+
+    tree = cKDTree(P)
+    Q = np.zeros((places.k, places.k))
+    for yv in ys:
+        Z = np.column_stack([xs, np.full(len(xs), yv)])
+        _, cell = tree.query(Z)
+        dist = np.sqrt(((Z[None, :, :] - P[:, None, :]) ** 2).sum(-1))  # (k, len(xs))
+        W = np.exp(-epsilon * dist)
+        np.add.at(Q.T, cell, W.T)
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def bayesian_remap(Q: np.ndarray, prior: np.ndarray, loss: np.ndarray) -> np.ndarray:
+    """Post-process reports: output ``y`` becomes ``argmin_y' sum_x P(x) Q[x, y] L(x, y')``.
+
+    Chatzikokolakis, ElSalamouny, Palamidessi (PETS 2017, §3): the remapped channel
+    ``Q R`` keeps every column-wise privacy guarantee (its columns are sums of ``Q``'s)
+    and never has a larger expected loss.
+    """
+    post = np.asarray(prior)[:, None] * Q  # (k, m)
+    risk = post.T @ loss  # (m, m'): risk of answering y' after y
+    best = np.argmin(risk, axis=1)
+    R = np.zeros((Q.shape[1], loss.shape[1]))
+    R[np.arange(Q.shape[1]), best] = 1.0
+    return Q @ R
+
+
+def exact_baseline(Q: np.ndarray, notions) -> tuple[np.ndarray, float]:
+    """Make a float baseline channel pass the exact verifier by the smallest mixing.
+
+    Returns ``(Q_exact, t)``; raises :class:`~mechopt.VerificationError` if mixing up to
+    1 % cannot.
+    """
+    from ._errors import VerificationError
+    from .solvers._repair import repair
+
+    rep = repair(np.asarray(Q, dtype=float), list(notions))
+    if not rep.certificate.verified:
+        raise VerificationError(f"baseline not private even after mixing: {rep.certificate.detail}")
+    return rep.Q, rep.t
+
+
+# -- maps ------------------------------------------------------------------------------
+
+
+def _coords_plane(places: Places) -> tuple[np.ndarray, str, str]:
+    if places.kind == "latlon":
+        return places.coords[:, ::-1], "longitude", "latitude"
+    return places.coords, "x", "y"
+
+
+def plot_reporting(Q: np.ndarray, places: Places, place: str | int, png: str | Path, *, title: str = "") -> Path:
+    """Map of the reporting distribution ``Q[place, :]`` of one place (Agg back-end)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = places.labels.index(place) if isinstance(place, str) else int(place)
+    if not 0 <= x < places.k:
+        raise InputError("place", f"{place!r} is not a place")
+    XY, xl, yl = _coords_plane(places)
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    sc = ax.scatter(XY[:, 0], XY[:, 1], c=Q[x], cmap="viridis", s=_marker(places), marker="s")
+    ax.scatter([XY[x, 0]], [XY[x, 1]], marker="*", s=160, c="red", label=f"true place {places.labels[x]}")
+    fig.colorbar(sc, ax=ax, label="P(report | true place)")
+    ax.set_xlabel(xl)
+    ax.set_ylabel(yl)
+    ax.set_aspect("equal")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(title or f"reporting distribution of {places.labels[x]}")
+    fig.tight_layout()
+    png = Path(png)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+def plot_expected_error(Q: np.ndarray, places: Places, png: str | Path, *, loss: str | np.ndarray = "euclidean",
+                        prior: np.ndarray | None = None, title: str = "") -> Path:
+    """Map of the expected error ``sum_y Q[x, y] L(x, y)`` of every place (and the prior)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    L = places.loss(loss) if isinstance(loss, str) else np.asarray(loss)
+    err = (Q * L).sum(axis=1)
+    XY, xl, yl = _coords_plane(places)
+    n = 2 if prior is not None else 1
+    fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 4.4))
+    axes = np.atleast_1d(axes)
+    sc = axes[0].scatter(XY[:, 0], XY[:, 1], c=err, cmap="magma", s=_marker(places), marker="s")
+    fig.colorbar(sc, ax=axes[0], label=f"expected {loss if isinstance(loss, str) else 'loss'}")
+    axes[0].set_title(title or "expected error per place")
+    if prior is not None:
+        sc2 = axes[1].scatter(XY[:, 0], XY[:, 1], c=prior, cmap="Blues", s=_marker(places), marker="s")
+        fig.colorbar(sc2, ax=axes[1], label="prior")
+        axes[1].set_title("prior")
+    for ax in axes:
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.set_aspect("equal")
+    fig.tight_layout()
+    png = Path(png)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+def _marker(places: Places) -> float:
+    return float(max(8.0, 9000.0 / max(places.k, 1)))

@@ -1,0 +1,718 @@
+"""The labeled E-LDP / metric-privacy LP under any prior, by decomposition over outputs.
+
+::
+
+    minimise    sum_{x,y} C[x, y] Q[x, y]              (C = prior x loss)
+    subject to  sum_y Q[x, y] = 1                      for every input x
+                Q[a, y] <= e^{E[a, b]} Q[b, y]          for every kept pair (a, b), output y
+                Q >= 0
+
+The LP is block-angular: one copy of the privacy cone per output column, linked only by
+the k row sums. With ``mu`` the row-sum duals, column ``y`` can improve the objective iff
+
+::
+
+    p_y(mu) = min { (C[:, y] - mu) . q  :  q in cone, 0 <= q <= 1 } < 0,
+
+an LP with k variables (the *pricing* LP; one HiGHS model for every output, only its
+costs change, each output warm-started from its own last basis). For every ``mu``,
+``sum(mu) + sum_y p_y(mu)`` is a lower bound (Lagrangian relaxation of the row sums,
+with the valid box ``Q <= 1``); it is computed from the pricing duals with
+:func:`~._safe_bound.safe_lower_bound`, so it is proven despite tolerances and rounding.
+
+Two masters (measured in docs/geo.md):
+
+* ``"block"`` — column generation over *outputs*: the restricted LP holds the full
+  column ``Q[:, y]`` (k variables and the cone's rows) for each output of a growing set
+  ``S``; outputs with ``p_y < 0`` join ``S``. Few rounds (an optimum uses few outputs:
+  27 of 100 on the 10×10 benchmark), but the restricted LP grows with ``|S| k`` rows.
+* ``"rays"`` — Dantzig–Wolfe: the master holds points ``v`` of the cone (the pricing
+  solutions), each with its output, and has only the k row-sum rows; it is stabilised
+  by Wentges' smoothing of the duals (``mu_sep = a mu_best + (1 - a) mu``). More rounds,
+  each cheap.
+
+Kept pairs are added lazily when there are many (a full Euclidean distance matrix):
+the LP starts from each input's cheapest pairs (a sparse graph that approximates a
+spanner), and pairs that a solution violates are added until none is — exact, since
+every kept pair is then satisfied. A relaxation's duals still give a valid bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._safe_bound import _U, Transposed, safe_lower_bound
+
+#: a pricing value below -RC_TOL (relative to the cost scale) makes an output or column enter
+RC_TOL = 1e-11
+#: pairs kept from the start when E has more than DENSE_PAIRS * k finite pairs
+START_DEGREE = 8
+DENSE_PAIRS = 12
+
+
+@dataclass
+class MetricLPResult:
+    status: str  # "optimal" | "feasible" | "error"
+    Q: np.ndarray | None
+    objective: float | None  # of Q, float
+    bound: float  # proven lower bound (safe), -inf if none
+    message: str = ""
+    stats: dict = field(default_factory=dict)
+
+
+_BANNER_SHOWN = False
+
+
+def _highs():
+    """A silent ``highspy.Highs`` (HiGHS prints a banner on stdout at the first construction)."""
+    import os
+    import sys
+
+    import highspy
+
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN:
+        h = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _BANNER_SHOWN = True
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")
+    return h, highspy
+
+
+class _Pairs:
+    """The kept pairs ``(a, b, E)``: rows ``q[a] - e^E q[b] <= 0``, all or a lazy subset."""
+
+    def __init__(self, E: np.ndarray):
+        k = E.shape[0]
+        self.k = k
+        fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
+        self.E = E
+        self.W = np.where(fin, np.exp(np.where(fin, E, 0.0)), np.inf)
+        n_all = int(fin.sum())
+        self.lazy = n_all > DENSE_PAIRS * k
+        if self.lazy:
+            # each input's START_DEGREE cheapest pairs, both directions
+            Ef = np.where(fin, E, np.inf)
+            nb = np.argsort(Ef, axis=1)[:, :START_DEGREE]
+            a = np.repeat(np.arange(k), START_DEGREE)
+            b = nb.ravel()
+            ok = np.isfinite(Ef[a, b])
+            a, b = a[ok], b[ok]
+            sel = np.zeros((k, k), bool)
+            sel[a, b] = True
+            sel[b, a] |= fin[b, a]
+            a, b = np.nonzero(sel)
+        else:
+            a, b = np.nonzero(fin)
+        self.a = a.astype(np.int64)
+        self.b = b.astype(np.int64)
+        self.active = np.zeros((k, k), bool)
+        self.active[self.a, self.b] = True
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    def w(self, a, b):
+        return self.W[a, b]
+
+    def w_hi(self, a, b):
+        """Outward-rounded ``e^E``: the LP with these coefficients is a relaxation."""
+        E = self.E[a, b]
+        return self.W[a, b] * (1.0 + (8.0 + 2.0 * np.abs(E)) * _U)
+
+    def violated(self, V: np.ndarray, rel: float = 1e-9, exclude: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs outside ``exclude`` (default: the active ones) that a column of ``V`` (k, n)
+        breaks by more than ``rel``."""
+        if not self.lazy:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        bad = np.zeros((self.k, self.k), bool)
+        for j in range(V.shape[1]):
+            v = V[:, j]
+            with np.errstate(invalid="ignore"):
+                bad |= v[:, None] > self.W * v[None, :] * (1 + rel) + 1e-300
+        bad &= ~(self.active if exclude is None else exclude)
+        a, b = np.nonzero(bad)
+        return a, b
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        new = ~self.active[a, b]
+        a, b = a[new], b[new]
+        self.active[a, b] = True
+        self.a = np.concatenate([self.a, a])
+        self.b = np.concatenate([self.b, b])
+
+    def index(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Positions of active pairs in the list."""
+        if getattr(self, "_pos_n", -1) != self.n:
+            self._pos = np.full((self.k, self.k), -1, dtype=np.int64)
+            self._pos[self.a, self.b] = np.arange(self.n)
+            self._pos_n = self.n
+        return self._pos[a, b]
+
+    def bound_operator(self) -> Transposed:
+        """The outward-rounded rows of the active pairs, prepared for safe bounds (cached)."""
+        if getattr(self, "_op_n", -1) != self.n:
+            self._op = Transposed(self.matrix(hi=True))
+            self._op_n = self.n
+        return self._op
+
+    def matrix(self, sl: slice | None = None, *, hi: bool = False) -> sp.csr_matrix:
+        a, b = (self.a, self.b) if sl is None else (self.a[sl], self.b[sl])
+        n = len(a)
+        w = self.w_hi(a, b) if hi else self.w(a, b)
+        return sp.csr_matrix((np.concatenate([np.ones(n), -w]), (np.tile(np.arange(n), 2), np.concatenate([a, b]))),
+                             shape=(n, self.k))
+
+
+class _Pricing:
+    """One HiGHS model ``min r.q, A q <= 0, 0 <= q <= 1``; one warm-start basis per output."""
+
+    def __init__(self, pairs: _Pairs):
+        self.pairs = pairs
+        self.k = pairs.k
+        self.h, self.hs = _highs()
+        h = self.h
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("simplex_strategy", 4)  # primal: a new cost keeps the basis primal feasible
+        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        h.addVars(self.k, np.zeros(self.k), np.ones(self.k))
+        self.n_rows = 0
+        self.bases: dict[int, object] = {}
+        self._add_rows(0, pairs.n)
+        self.idx = np.arange(self.k, dtype=np.int32)
+        self.iterations = 0
+
+    def _add_rows(self, start: int, stop: int) -> None:
+        n = stop - start
+        if n <= 0:
+            return
+        a, b = self.pairs.a[start:stop], self.pairs.b[start:stop]
+        idx = np.column_stack([a, b]).ravel().astype(np.int32)
+        val = np.column_stack([np.ones(n), -self.pairs.w(a, b)]).ravel()
+        self.h.addRows(n, np.full(n, -np.inf), np.zeros(n), 2 * n, (2 * np.arange(n)).astype(np.int32), idx, val)
+        self.n_rows = stop
+        # stored bases stay valid with the new rows' slacks basic
+        extra = [self.hs.HighsBasisStatus.kBasic] * n
+        for basis in self.bases.values():
+            basis.row_status = list(basis.row_status) + extra
+
+    def sync(self) -> None:
+        self._add_rows(self.n_rows, self.pairs.n)
+
+    def solve(self, y: int, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, lam)``: a minimiser and the pair duals (``lam >= 0``) for cost ``r``."""
+        h = self.h
+        while True:
+            h.changeColsCost(self.k, self.idx, r)
+            basis = self.bases.get(y)
+            if basis is not None:
+                h.setBasis(basis)
+            h.run()
+            if h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
+                # a stale basis can leave HiGHS stuck; one cold retry
+                h.clearSolver()
+                h.run()
+                if h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
+                    raise ArithmeticError(f"pricing LP: {h.modelStatusToString(h.getModelStatus())}")
+            self.iterations += h.getInfo().simplex_iteration_count
+            sol = h.getSolution()
+            q = np.clip(np.asarray(sol.col_value), 0.0, 1.0)
+            a, b = self.pairs.violated(q[:, None])
+            if len(a):
+                self.pairs.add(a, b)
+                self.sync()
+                continue
+            self.bases[y] = h.getBasis()
+            lam = np.maximum(-np.asarray(sol.row_dual), 0.0)
+            return q, lam
+
+
+_EYE: dict[int, Transposed] = {}
+
+
+def _label_bound(c_y: np.ndarray, mu: np.ndarray, lam: np.ndarray, op: Transposed) -> float:
+    """Safe lower bound on ``min_q (c_y - mu).q`` over the cone's (relaxed) rows and the box."""
+    k = len(c_y)
+    n = op.T.shape[1]
+    lam_full = np.zeros(n)
+    lam_full[: len(lam)] = lam
+    eye = _EYE.get(k)
+    if eye is None:
+        eye = _EYE[k] = Transposed(sp.identity(k, format="csr"))
+    return safe_lower_bound(c_y, lo=np.zeros(k), hi=np.ones(k), A_ub=op, y_ub=lam_full, A_eq=eye, y_eq=mu)
+
+
+def _sum_lower(mu: np.ndarray) -> float:
+    s = math.fsum(mu.tolist())
+    return s - _U * abs(s) - 2.0**-1060
+
+
+def snap_to_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """Lift each column to the smallest point of the cone above it, then renormalise rows.
+
+    ``q'[x] = max_z q[z] e^{-D[z, x]}`` (D: shortest paths of E) satisfies every pair
+    in exact arithmetic and equals ``q`` where ``q`` already did; it only raises entries
+    that an LP tolerance left too small — tiny entries far from a column's peak, where
+    an absolute tolerance of 1e-10 is a large relative error that mixing alone would
+    pay for with a large ``t``. Rows then sum to ``1 + O(tolerance)``; dividing by the
+    sums perturbs ratios by as little, which the exact repair absorbs.
+    """
+    D = _closure(np.asarray(E, dtype=float))
+    with np.errstate(over="ignore"):
+        G = np.exp(-D)  # G[z, x] = e^{-D[z, x]}
+    Q = np.maximum(np.asarray(Q, dtype=float), 0.0)
+    out = Q.copy()
+    for x in range(Q.shape[0]):
+        np.maximum(out[x], (Q * G[:, x: x + 1]).max(axis=0), out=out[x])
+    s = out.sum(axis=1, keepdims=True)
+    return out / s
+
+
+def _closure(E: np.ndarray) -> np.ndarray:
+    D = E.copy()
+    for z in range(D.shape[0]):
+        np.minimum(D, D[:, z : z + 1] + D[z : z + 1, :], out=D)
+    return D
+
+
+def solve_metric_lp(E: np.ndarray, cost: np.ndarray, *, master: str = "auto", rel_gap: float = 1e-7,
+                    time_limit: float | None = None, progress: Callable | None = None,
+                    alpha: float = 0.5) -> MetricLPResult:
+    """Solve the labeled E-LDP LP exactly (to ``rel_gap``) by decomposition over outputs.
+
+    Parameters
+    ----------
+    E : ndarray, shape (k, k)
+        Pairwise budgets that must hold (``inf`` = none; implied pairs may be left out).
+    cost : ndarray, shape (k, m)
+        ``C[x, y] = P(x) L(x, y)``.
+    master : ``"auto"``, ``"block"`` or ``"rays"``
+        See the module docstring; ``auto`` takes ``block`` up to k = 150.
+    rel_gap : float
+        Stop when ``(objective - bound) <= rel_gap * |objective|``.
+    time_limit : float, optional
+        Seconds; on expiry the best mechanism found so far is returned with its bound
+        (status ``"feasible"``).
+    progress : callable(it, value, bound, size), optional
+
+    Returns
+    -------
+    MetricLPResult
+        ``Q`` (rows sum to 1 to the LP's tolerance; the caller repairs and verifies it)
+        and a proven lower ``bound``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[0, 1.0], [1.0, 0]])           # 1-LDP on two inputs
+    >>> r = solve_metric_lp(E, 0.5 * (1 - np.eye(2)))
+    >>> r.status, round(r.objective, 9), bool(r.objective - r.bound < 1e-9)
+    ('optimal', 0.268941421, True)
+    """
+    t0 = time.perf_counter()
+    E = np.asarray(E, dtype=float)
+    cost = np.asarray(cost, dtype=float)
+    k, m = cost.shape
+    if master == "auto":
+        master = "block" if k <= 150 else "rays"
+    if master not in ("block", "rays"):
+        raise ValueError(f"master must be 'block' or 'rays', got {master!r}")
+    pairs = _Pairs(E)
+    pricing = _Pricing(pairs)
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    runner = _BlockMaster if master == "block" else _RayMaster
+    solver = runner(pairs, pricing, cost, E)
+    solver.deadline = deadline
+    # the best constant channel (every input reports one output) is always feasible:
+    # what a time limit returns if nothing better was found
+    y0 = int(np.argmin(cost.sum(axis=0)))
+    solver.fallback = np.zeros((k, m))
+    solver.fallback[:, y0] = 1.0
+    solver.fallback_value = float(cost[:, y0].sum())
+    try:
+        out = solver.run(rel_gap, deadline, progress, alpha)
+    except _OutOfTime:
+        Q, obj = solver.last if solver.last is not None else (solver.fallback, solver.fallback_value)
+        out = solver._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+    if out.Q is not None:
+        t = time.perf_counter()
+        out.Q = snap_to_cone(out.Q, E)
+        out.objective = float(np.sum(cost * out.Q))
+        out.stats["snap_s"] = time.perf_counter() - t
+    out.stats.update(master=master, pricing_iterations=pricing.iterations, pairs_active=pairs.n,
+                     pairs_lazy=pairs.lazy, total_s=time.perf_counter() - t0)
+    return out
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _MasterBase:
+    deadline: float | None = None
+
+    def __init__(self, pairs: _Pairs, pricing: _Pricing, cost: np.ndarray, E: np.ndarray):
+        self.pairs, self.pricing, self.cost, self.E = pairs, pricing, cost, E
+        self.k, self.m = cost.shape
+        self.scale = max(float(np.abs(cost).max()), 1e-300)
+        self.best_bound = -math.inf
+        self.last: tuple[np.ndarray, float] | None = None  # the last master channel and its value
+        self.it = 0
+        self.t_master = 0.0
+        self.t_pricing = 0.0
+
+    def price(self, mu: np.ndarray, labels) -> tuple[dict, float]:
+        """Pricing at ``mu`` for ``labels``: ``{y: (q, value, safe bound)}`` and the sum of the bounds."""
+        t = time.perf_counter()
+        res = {}
+        total = 0.0
+        for y in labels:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise _OutOfTime
+            r = self.cost[:, y] - mu
+            q, lam = self.pricing.solve(int(y), r)
+            b = _label_bound(self.cost[:, y], mu, lam, self.pairs.bound_operator())
+            res[int(y)] = (q, float(r @ q), b)
+            total += b
+        self.t_pricing += time.perf_counter() - t
+        return res, total
+
+    def _finish(self, status, Q, obj, message, deadline_hit=False):
+        stats = {"iterations": self.it, "master_s": self.t_master, "pricing_s": self.t_pricing,
+                 "time_limit_hit": deadline_hit}
+        stats.update(self.extra_stats())
+        return MetricLPResult(status, Q, obj, self.best_bound, message, stats)
+
+    def extra_stats(self) -> dict:
+        return {}
+
+    def converged(self, obj: float, rel_gap: float) -> bool:
+        return obj - self.best_bound <= rel_gap * max(abs(obj), 1e-300)
+
+
+class _RayMaster(_MasterBase):
+    """Dantzig–Wolfe master: columns are points of the cone with an output each; k rows."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.h, self.hs = _highs()
+        self.h.setOptionValue("solver", "simplex")
+        self.h.setOptionValue("simplex_strategy", 4)
+        self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        k = self.k
+        self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.V: list[np.ndarray] = []
+        self.labels: list[int] = []
+        self.G: np.ndarray | None = None
+        self.cap = max(3000, 4 * k)
+        self.max_add = max(50, k // 4)
+
+    def add(self, V: np.ndarray, ys: np.ndarray) -> None:
+        if V.shape[1] == 0:
+            return
+        # lift each point into the cone (pricing is exact only to 1e-10 absolute, a large
+        # relative error on entries of 1e-12 where the loss is largest), so that the
+        # master's value is the value of a truly feasible channel
+        if self.G is None:
+            with np.errstate(over="ignore"):
+                self.G = np.exp(-_closure(self.E))
+        V = np.array([np.max(V[:, j][:, None] * self.G, axis=0) for j in range(V.shape[1])]).T
+        costs = np.einsum("xj,xj->j", self.cost[:, ys], V)
+        A = sp.csc_matrix(V)
+        n = V.shape[1]
+        self.h.addCols(n, costs, np.zeros(n), np.full(n, np.inf), A.nnz, A.indptr[:-1].astype(np.int32),
+                       A.indices.astype(np.int32), A.data)
+        self.V.extend(V.T)
+        self.labels.extend(int(y) for y in ys)
+
+    def purge(self, mu: np.ndarray) -> None:
+        if len(self.V) <= self.cap:
+            return
+        status = self.h.getBasis().col_status
+        basic = np.array([s == self.hs.HighsBasisStatus.kBasic for s in status])
+        Vm = np.array(self.V).T
+        d = self.cost[:, self.labels].T.__mul__(Vm.T).sum(axis=1) - mu @ Vm
+        d[basic] = -np.inf
+        drop = np.argsort(-d)[: len(self.V) - self.cap // 2]
+        drop = np.sort(drop[d[drop] > 0])
+        if len(drop) == 0:
+            return
+        self.h.deleteCols(len(drop), drop.astype(np.int32))
+        keep = np.ones(len(self.V), bool)
+        keep[drop] = False
+        self.V = [v for v, kk in zip(self.V, keep) if kk]
+        self.labels = [y for y, kk in zip(self.labels, keep) if kk]
+
+    def channel(self) -> np.ndarray:
+        w = np.asarray(self.h.getSolution().col_value)
+        Q = np.zeros((self.k, self.m))
+        for j in np.flatnonzero(w > 0):
+            Q[:, self.labels[j]] += w[j] * self.V[j]
+        return Q
+
+    def extra_stats(self) -> dict:
+        return {"columns": len(self.V)}
+
+    def run(self, rel_gap, deadline, progress, alpha) -> MetricLPResult:
+        k, m = self.k, self.m
+        # start: the best constant channel (always feasible) and one "tent" e^{-D(y, .)} per output
+        y0 = int(np.argmin(self.cost.sum(axis=0)))
+        self.add(np.ones((k, 1)), np.array([y0]))
+        if m == k:
+            D = _closure(self.E)
+            self.add(np.exp(-D), np.arange(k))
+        mu_best = None
+        obj = math.inf
+        Q = None
+        while True:
+            self.it += 1
+            t = time.perf_counter()
+            if deadline is not None:
+                self.h.setOptionValue("time_limit", self.h.getRunTime() + max(deadline - time.perf_counter(), 1e-3))
+            self.h.run()
+            self.t_master += time.perf_counter() - t
+            ok = self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal
+            if not ok:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    raise _OutOfTime
+                return self._finish("error", None, None, "master LP: " + self.h.modelStatusToString(
+                    self.h.getModelStatus()))
+            mu = np.asarray(self.h.getSolution().row_dual, dtype=float)
+            obj = float(self.h.getInfo().objective_function_value)
+            self.last = (self.channel(), obj)
+            labels = range(m)
+            mu_s = mu if mu_best is None else alpha * mu_best + (1 - alpha) * mu
+            for _attempt in range(2):
+                res, bsum = self.price(mu_s, labels)
+                lb = _sum_lower(mu_s) + bsum
+                if lb > self.best_bound:
+                    self.best_bound, mu_best = lb, mu_s.copy()
+                Vn = np.array([res[y][0] for y in labels]).T
+                rc = np.einsum("xy,xy->y", self.cost - mu[:, None], Vn)
+                add = np.flatnonzero(rc < -RC_TOL * self.scale)
+                if len(add) or np.array_equal(mu_s, mu):
+                    break
+                mu_s = mu  # mispricing: the smoothed duals found nothing; price at mu itself
+            if len(add) > self.max_add:
+                add = add[np.argsort(rc[add])[: self.max_add]]
+            Q = self.channel()
+            if progress is not None:
+                progress(self.it, obj, self.best_bound, len(self.V))
+            if self.converged(obj, rel_gap):
+                return self._finish("optimal", Q, obj, "")
+            if len(add) == 0:
+                # no column prices out at mu: the master is optimal over every output to
+                # the tolerances; the bound at mu says how close that is
+                return self._finish("feasible", Q, obj, f"stalled at relative gap "
+                                    f"{(obj - self.best_bound) / max(abs(obj), 1e-300):.2e}")
+            if deadline is not None and time.perf_counter() > deadline:
+                return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+            self.add(Vn[:, add], np.array(add))
+            self.purge(mu)
+
+
+class _BlockMaster(_MasterBase):
+    """Column generation over outputs: the restricted LP holds whole columns ``Q[:, y]``.
+
+    Each output keeps its own rows: the pairs tight at the pricing solution that brought
+    it in (about half of a grid's edges), then the pairs its column breaks.
+    """
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.h, self.hs = _highs()
+        self.h.setOptionValue("solver", "simplex")
+        self.h.setOptionValue("simplex_strategy", 1)  # dual: new rows (lazy pairs) keep it dual feasible
+        self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        k = self.k
+        self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.S: list[int] = []
+        self.var0: dict[int, int] = {}  # output -> index of its first variable
+        self.rows: dict[int, list[tuple[int, np.ndarray]]] = {}  # output -> [(first row, pair indices)]
+        self.has: dict[int, np.ndarray] = {}  # output -> which pairs it has rows for
+        self.n_start = self.pairs.n
+        self.per_round = max(3, k // 30)
+
+    def _add_rows(self, y: int, pidx: np.ndarray) -> None:
+        n = len(pidx)
+        if n == 0:
+            return
+        a, b = self.pairs.a[pidx], self.pairs.b[pidx]
+        base = self.var0[y]
+        idx = (base + np.column_stack([a, b]).ravel()).astype(np.int32)
+        val = np.column_stack([np.ones(n), -self.pairs.w(a, b)]).ravel()
+        r0 = self.h.getNumRow()
+        self.h.addRows(n, np.full(n, -np.inf), np.zeros(n), 2 * n, (2 * np.arange(n)).astype(np.int32), idx, val)
+        self.rows.setdefault(y, []).append((r0, pidx))
+        has = self.has[y]
+        if len(has) < self.pairs.n:
+            has = self.has[y] = np.concatenate([has, np.zeros(self.pairs.n - len(has), bool)])
+        has[pidx] = True
+
+    def add_output(self, y: int, hint: np.ndarray | None = None) -> None:
+        k = self.k
+        self.var0[y] = self.h.getNumCol()
+        self.h.addCols(k, self.cost[:, y], np.zeros(k), np.full(k, np.inf), k, np.arange(k, dtype=np.int32),
+                       np.arange(k, dtype=np.int32), np.ones(k))
+        self.S.append(y)
+        self.has[y] = np.zeros(self.pairs.n, bool)
+        if hint is None:
+            pidx = np.arange(self.n_start)
+        else:
+            # the pairs that shape the pricing solution (the tight ones); the others are
+            # added if the column breaks them
+            a, b = self.pairs.a, self.pairs.b
+            pidx = np.flatnonzero(hint[a] >= self.pairs.w(a, b) * hint[b] * (1 - 1e-7))
+        self._add_rows(y, pidx)
+
+    def channel(self) -> np.ndarray:
+        x = np.asarray(self.h.getSolution().col_value)
+        Q = np.zeros((self.k, self.m))
+        for y in self.S:
+            Q[:, y] = x[self.var0[y]: self.var0[y] + self.k]
+        return np.maximum(Q, 0.0)
+
+    def separate(self, Q: np.ndarray) -> int:
+        """Add to each output's rows the pairs its column breaks; returns how many."""
+        added = 0
+        for y in self.S:
+            q = Q[:, y]
+            if self.pairs.lazy:
+                a, b = self.pairs.violated(q[:, None])  # pairs no LP has yet
+                if len(a):
+                    self.pairs.add(a, b)
+                    self.pricing.sync()
+            a, b = self.pairs.a, self.pairs.b
+            has = self.has[y]
+            if len(has) < self.pairs.n:
+                has = self.has[y] = np.concatenate([has, np.zeros(self.pairs.n - len(has), bool)])
+            bad = ~has & (q[a] > self.pairs.w(a, b) * q[b] * (1 + 1e-9) + 1e-300)
+            pidx = np.flatnonzero(bad)
+            self._add_rows(y, pidx)
+            added += len(pidx)
+        return added
+
+    def lam(self, y: int, duals: np.ndarray) -> np.ndarray:
+        lam = np.zeros(self.pairs.n)
+        for r0, pidx in self.rows.get(y, []):
+            lam[pidx] = np.maximum(-duals[r0: r0 + len(pidx)], 0.0)
+        return lam
+
+    def extra_stats(self) -> dict:
+        return {"outputs_used": len(self.S), "rows": self.h.getNumRow(), "variables": self.h.getNumCol()}
+
+    def run(self, rel_gap, deadline, progress, alpha) -> MetricLPResult:
+        k, m = self.k, self.m
+        self.add_output(int(np.argmin(self.cost.sum(axis=0))))
+        Q, obj = None, math.inf
+        while True:
+            self.it += 1
+            # solve the restricted LP, adding pairs its columns break (lazy pairs)
+            while True:
+                t = time.perf_counter()
+                if deadline is not None:
+                    self.h.setOptionValue("time_limit", self.h.getRunTime() + max(deadline - time.perf_counter(), 1e-3))
+                self.h.run()
+                self.t_master += time.perf_counter() - t
+                if self.h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
+                    if deadline is not None and time.perf_counter() >= deadline:
+                        raise _OutOfTime
+                    return self._finish("error", None, None, "restricted LP: " + self.h.modelStatusToString(
+                        self.h.getModelStatus()))
+                Qn = self.channel()
+                if not self.separate(Qn):
+                    break
+            Q = Qn
+            sol = self.h.getSolution()
+            duals = np.asarray(sol.row_dual, dtype=float)
+            mu = duals[:k]
+            obj = float(self.h.getInfo().objective_function_value)
+            self.last = (Q, obj)
+            # bound: pricing duals for every output; for the outputs in S also the master's
+            # duals, and the better of the two (each is a valid bound on that output's term)
+            res, _ = self.price(mu, range(m))
+            bsum = 0.0
+            for y in range(m):
+                b = res[y][2]
+                if y in self.var0:
+                    b = max(b, _label_bound(self.cost[:, y], mu, self.lam(y, duals), self.pairs.bound_operator()))
+                bsum += b
+            others = [y for y in range(m) if y not in self.var0]
+            lb = _sum_lower(mu) + bsum
+            self.best_bound = max(self.best_bound, lb)
+            if progress is not None:
+                progress(self.it, obj, self.best_bound, len(self.S))
+            if self.converged(obj, rel_gap):
+                return self._finish("optimal", Q, obj, "")
+            neg = [y for y in others if res[y][1] < -RC_TOL * self.scale]
+            if not neg:
+                return self._finish("feasible", Q, obj, f"stalled at relative gap "
+                                    f"{(obj - self.best_bound) / max(abs(obj), 1e-300):.2e}")
+            if deadline is not None and time.perf_counter() > deadline:
+                return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+            neg.sort(key=lambda y: res[y][1])
+            for y in neg[: self.per_round]:
+                self.add_output(y, res[y][0])
+
+def kept_budgets(notions, k: int) -> np.ndarray | None:
+    """The pairwise budgets that must hold (implied pairs dropped), or None.
+
+    None unless every notion is pairwise E-LDP (``eldp`` or ``metric``: no clique
+    groups, LIP rows or ULDP roles).
+    """
+    from ._structure import column_system
+
+    if any(getattr(n, "name", "") not in ("eldp", "metric") for n in notions):
+        return None
+    sysm = column_system(list(notions), k)
+    if sysm.groups or sysm.factored is not None or np.any(sysm.b):
+        return None
+    A = sysm.A.tocoo()
+    E = np.full((k, k), np.inf)
+    np.fill_diagonal(E, 0.0)
+    pos = A.data > 0
+    rows_x = np.full(A.shape[0], -1)
+    rows_x[A.row[pos]] = A.col[pos]
+    neg = ~pos
+    xs, xps = rows_x[A.row[neg]], A.col[neg]
+    E[xs, xps] = sysm.E[xs, xps]
+    return E
+
+
+def decomposed(notions, k: int, m: int, cost: np.ndarray, *, time_limit: float | None = None,
+               progress: Callable | None = None, master: str = "auto"):
+    """:func:`solve_metric_lp` as a :class:`~._labeled.LabeledSolution`, or None if it does not apply."""
+    from ._labeled import LabeledSolution
+
+    t = time.perf_counter()
+    E = kept_budgets(notions, k)
+    if E is None:
+        return None
+    t_build = time.perf_counter() - t
+    r = solve_metric_lp(E, cost, master=master, time_limit=time_limit, progress=progress)
+    stats = dict(r.stats, method="decompose", build_s=t_build, bound=r.bound)
+    if r.Q is None:
+        return LabeledSolution("error", None, None, r.message, stats)
+    bound = r.bound if math.isfinite(r.bound) else None
+    return LabeledSolution(r.status, r.Q, r.objective, r.message, stats, bound=bound)
