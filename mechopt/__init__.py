@@ -55,6 +55,8 @@ _EXPORTS = {
     "solve": "mechopt._solve",
     "SolveResult": "mechopt._result",
     "solve_many": "mechopt._batch",
+    "model": "mechopt._model",
+    "ChannelModel": "mechopt._model",
     "closed_form_report": "mechopt._closed_form_report",
     # figures
     "tradeoff": "mechopt._plots",

@@ -18,7 +18,7 @@ from ._errors import InputError
 from ._notions import LIP, Notion, _prior, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
-              "estimation_variance")
+              "estimation_variance", "worst_case_loss", "weighted")
 #: objectives that are sums of a sublinear function of each column (SPEC §3)
 SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
 LOSSES = ("hamming", "absolute", "squared")
@@ -40,6 +40,8 @@ class Objective:
         estimates = inputs).
     values : ndarray or None, shape (k,)
         ``f(x)`` for ``mmse``.
+    terms : tuple of (float, Objective)
+        ``weighted``: the weights and terms (see :mod:`mechopt._custom`).
     """
 
     kind: str
@@ -47,6 +49,7 @@ class Objective:
     loss: np.ndarray | None = None
     values: np.ndarray | None = None
     loss_name: str | list | None = None
+    terms: tuple = ()
 
     @property
     def minimize(self) -> bool:
@@ -58,6 +61,9 @@ class Objective:
             out["loss"] = self.loss_name
         if self.values is not None:
             out["values"] = [float(v) for v in self.values]
+        if self.terms:
+            out["terms"] = [{"weight": w, **{key: v for key, v in t.to_spec().items() if key != "prior"}}
+                            for w, t in self.terms]
         return out
 
 
@@ -75,6 +81,8 @@ class Problem:
     notions : sequence of Notion
         All must hold (bound to ``inputs``).
     objective : Objective
+    constraints : tuple of ChannelConstraint
+        Extra linear conditions on a labeled channel (:mod:`mechopt._custom`).
 
     Examples
     --------
@@ -90,6 +98,7 @@ class Problem:
     notions: tuple[Notion, ...]
     objective: Objective
     name: str = ""
+    constraints: tuple = ()
 
     @property
     def k(self) -> int:
@@ -103,9 +112,12 @@ class Problem:
         return [n.to_spec(self.inputs) for n in self.notions]
 
     def to_spec(self) -> dict:
-        return {"inputs": list(self.inputs),
-                "outputs": "free" if self.free_outputs else list(self.outputs),
-                "privacy": self.privacy_spec(), "objective": self.objective.to_spec()}
+        out = {"inputs": list(self.inputs),
+               "outputs": "free" if self.free_outputs else list(self.outputs),
+               "privacy": self.privacy_spec(), "objective": self.objective.to_spec()}
+        if self.constraints:
+            out["constraints"] = [c.spec for c in self.constraints]
+        return out
 
 
 def _labels(value: Any, where: str) -> tuple[str, ...]:
@@ -164,11 +176,15 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
         spec = {"kind": "expected_loss" if outputs != "free" else "mutual_information"}
     if not isinstance(spec, dict):
         raise InputError("objective", f"must be a mapping with a 'kind' key, got {spec!r}")
+    kind = spec.get("kind")
+    if kind == "weighted":
+        from ._custom import weighted_objective
+
+        return weighted_objective(spec, inputs, outputs, notions, _objective)
     allowed = {"kind", "prior", "p0", "loss", "values"}
     extra = sorted(set(spec) - allowed)
     if extra:
         raise InputError(f"objective.{extra[0]}", f"is not an objective field (fields: {sorted(allowed)})")
-    kind = spec.get("kind")
     if kind not in OBJECTIVES:
         raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {list(OBJECTIVES)}")
     k = len(inputs)
@@ -191,9 +207,9 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
             raise InputError("objective.values", "must be finite")
     loss = None
     loss_name = spec.get("loss")
-    if kind == "expected_loss":
+    if kind in ("expected_loss", "worst_case_loss"):
         if outputs == "free":
-            raise InputError("outputs", "expected_loss needs labeled outputs ('inputs' or a list); "
+            raise InputError("outputs", f"{kind} needs labeled outputs ('inputs' or a list); "
                              "with free outputs use bayes_risk")
         loss = _loss_matrix(spec.get("loss", "hamming"), inputs, outputs, values, "objective.loss")
         loss_name = spec.get("loss", "hamming")
@@ -201,7 +217,7 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
         loss = _loss_matrix(spec.get("loss", "hamming"), inputs, inputs, values, "objective.loss")
         loss_name = spec.get("loss", "hamming")
     elif "loss" in spec:
-        raise InputError("objective.loss", f"is only used by expected_loss and bayes_risk, not {kind!r}")
+        raise InputError("objective.loss", f"is only used by expected_loss, worst_case_loss and bayes_risk, not {kind!r}")
     if kind == "estimation_variance" and np.any(prior <= 0):
         bad = int(np.flatnonzero(prior <= 0)[0])
         raise InputError(f"objective.{key if key in spec else 'prior'}[{bad}]",
@@ -222,7 +238,7 @@ def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
     """Validate a parsed problem document (SPEC §5) and return a :class:`Problem`."""
     if not isinstance(doc, dict):
         raise InputError("problem", f"must be a mapping (inputs, outputs, privacy, objective), got {type(doc).__name__}")
-    allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description"}
+    allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description", "constraints"}
     extra = sorted(set(doc) - allowed)
     if extra:
         raise InputError(extra[0], f"is not a problem field (fields: {sorted(allowed)})")
@@ -255,7 +271,12 @@ def problem_from_dict(doc: Any, *, name: str = "") -> Problem:
         raise InputError("privacy", f"must be a non-empty list of notions, got {priv!r}")
     notions = tuple(notion_from_spec(p, inputs, f"privacy[{i}]") for i, p in enumerate(priv))
     objective = _objective(doc.get("objective"), inputs, outputs, notions)
-    return Problem(inputs, outputs, notions, objective, str(doc.get("name", name)))
+    constraints: tuple = ()
+    if doc.get("constraints") is not None:
+        from ._custom import parse_constraints
+
+        constraints = parse_constraints(doc["constraints"], inputs, outputs, objective)
+    return Problem(inputs, outputs, notions, objective, str(doc.get("name", name)), constraints)
 
 
 def read_document(path: str | Path) -> Any:

@@ -278,7 +278,7 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
 def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
                   invertible: dict[int, list[int]] | None = None, *, backend: str = "auto", reduce: bool = True,
                   square: bool = False, prior: np.ndarray | None = None, loss: np.ndarray | None = None,
-                  budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0) -> LabeledSolution:
+                  budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0, extend=None) -> LabeledSolution:
     """Solve the labeled LP (per independent component when possible), with a safe bound.
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
@@ -288,16 +288,19 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     or a relaxation of it), ``-inf`` when none could be proven. A solver failure is
     retried with the other HiGHS method, then with budgets above 20 left out (a looser
     relaxation); the status says what failed if nothing works. ``gap_tol`` is the absolute
-    gap at which a MILP's bound is good enough (ULDP's roles).
+    gap at which a MILP's bound is good enough (ULDP's roles). ``extend``, if given, maps
+    build_lp's ``(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, n_q, stats)`` to the first
+    seven with rows and variables appended (every new variable in [0, 1] at some optimum;
+    :mod:`mechopt._custom`); the LP is then solved whole (no components, no symmetry).
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None:
+    if reduce and square and not invertible and prior is not None and loss is not None and extend is None:
         sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap)
         if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
-    comps = components(notions, k) if (reduce and not invertible) else [np.arange(k)]
+    comps = components(notions, k) if (reduce and not invertible and extend is None) else [np.arange(k)]
     Q = np.zeros((k, m))
     total = 0.0
     bound = 0.0
@@ -310,7 +313,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
                                            if backend == "auto" else [(min(budget_cap, 20.0), backend)])
         for cap, method in tries:
             part = _solve_component(sub, len(comp), m, cost[comp], invertible, method, reduce, cap, stats,
-                                    gap_tol / len(comps))
+                                    gap_tol / len(comps), extend)
             if part.status == "optimal":
                 break
         if part.status != "optimal":
@@ -350,11 +353,14 @@ def _safe(c, A_ub, b_ub, A_eq, b_eq, sol) -> float:
 
 
 def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend: str, reduce: bool,
-                     cap: float, stats: dict, gap_tol: float = 0.0) -> LabeledSolution:
+                     cap: float, stats: dict, gap_tol: float = 0.0, extend=None) -> LabeledSolution:
     """One component's LP (or MILP): primal channel, objective and safe bound."""
     tb = time.perf_counter()
     c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost, invertible, reduce=reduce,
                                                                        budget_cap=cap)
+    if extend is not None:
+        c, A_ub, b_ub, A_eq, b_eq, bounds, integrality = extend(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality,
+                                                                n_q, st)
     milp = bool(integrality.any())
     ties = tied_rows(sub, kc) if not milp else []
     exact_ties = tied_rows(sub, kc, exact=True) if not milp else []
@@ -437,6 +443,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
                     safe = _safe(*d2[:5], other)
     stats["lp_s"] += time.perf_counter() - tl
     stats["backend"] = adapter.name
+    stats["lp_status"] = sol.status
     if sol.status != "optimal":
         return LabeledSolution("error", None, None, f"{adapter.name}: {sol.message} ({sol.status})", stats)
     x = sol.x if tie_map is None else tie_map @ sol.x
