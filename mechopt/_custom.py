@@ -215,14 +215,14 @@ def weighted_objective(spec: dict, inputs, outputs, notions, parse: Callable):
     """
     from ._problem import Objective
 
-    terms = spec.get("terms")
-    if not isinstance(terms, list) or not terms:
-        raise InputError("objective.terms", "must be a non-empty list of {weight, kind, ...} mappings, "
-                         f"got {terms!r}")
     extra = sorted(set(spec) - {"kind", "terms", "prior", "p0"})
     if extra:
         raise InputError(f"objective.{extra[0]}", "is not a field of a weighted objective "
                          "(fields: ['kind', 'prior', 'terms']; each term has its own loss or values)")
+    terms = spec.get("terms")
+    if not isinstance(terms, list) or not terms:
+        raise InputError("objective.terms", "must be a non-empty list of {weight, kind, ...} mappings, "
+                         f"got {terms!r}")
     base = {key: spec[key] for key in ("prior", "p0") if key in spec}
     allowed = LABELED_TERMS if outputs != "free" else FREE_TERMS
     parsed = []
