@@ -369,7 +369,8 @@ class ChannelModel:
             beyond = (bound - after) if minimize else (after - bound)
             size = max(abs(after), 1.0 if scale is None else scale)
             if beyond > 0:
-                if beyond <= 1e-9 * size:
+                # the exported channel meets your constraints to MODEL_CONSTRAINT_TOL, not exactly
+                if beyond <= MODEL_CONSTRAINT_TOL * size:
                     bound = after
                 else:
                     conflict = True
@@ -663,8 +664,10 @@ def _certify(mdl: ChannelModel, prob: Any, user: list, points: list, minimize: b
     if bound is None:
         return solver_bound(note or "no linearisation of the objective could be formed")
     method = "linearisation + LP duality (Neumaier-Shcherbina), convexity by cvxpy's DCP rules"
-    if mdl.invertible:
-        note = "ULDP roles are fixed in this model: the bound holds for these roles only"
+    if any(isinstance(n, ULDP) for n in mdl.notions):
+        note = ("ULDP roles are fixed in this model (invertible: " + (", ".join(
+            f"{mdl.outputs[y]}<-{mdl.inputs[x]}" for y, x in sorted(mdl.invertible.items())) or "none") +
+            "): the bound holds for these roles only; mechopt.solve chooses them with a MILP")
         return (bound if minimize else -bound), False, method, note
     return (bound if minimize else -bound), True, method, ""
 

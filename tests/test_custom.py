@@ -318,3 +318,36 @@ def test_verify_with_problem_accepts_new_fields(tmp_path):
     mech = mechopt.Mechanism.load(tmp_path / "m.json")
     assert mech.objective["kind"] == "worst_case_loss"
 
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(2, 6), eps=st.floats(0.05, 3.0), floor=st.floats(0.0, 0.9), seed=st.integers(0, 10**6),
+       minimax=st.booleans())
+def test_law_floor_verified_and_never_worse_than_a_feasible_krr(k, eps, floor, seed, minimax):
+    """Every answer verifies and meets its floor; it never loses to k-RR when k-RR meets the floor;
+    'infeasible' only when the floor is above what eps-LDP allows on the diagonal."""
+    rng = np.random.default_rng(seed)
+    L = rng.uniform(0, 1, (k, k))
+    np.fill_diagonal(L, 0.0)
+    doc = {"k": k, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": eps}],
+           "objective": {"kind": "worst_case_loss" if minimax else "expected_loss", "loss": L.tolist()},
+           "constraints": [{"kind": "min_truthful", "value": floor}]}
+    r = solve(doc)
+    e = math.exp(eps)
+    top = e / (e + k - 1)        # the largest diagonal every row can have at once under eps-LDP (k-RR's)
+    if r.status == "infeasible":
+        assert floor > top - 1e-9
+        return
+    assert floor <= top + 1e-7      # above k-RR's diagonal no private channel exists
+    assert r.status == "optimal" and r.certificate.verified
+    Q = r.mechanism.matrix
+    assert np.diag(Q).min() >= floor - 1e-9
+    assert r.bound <= r.objective + 1e-12
+    if top >= floor:
+        krr = (np.ones((k, k)) + (e - 1) * np.eye(k)) / (e + k - 1)
+        value = (L * krr).sum(1).max() if minimax else float(np.sum(L * krr)) / k
+        assert r.objective <= value + 1e-9

@@ -195,6 +195,9 @@ def test_uldp_with_fixed_roles():
     Q = r.mechanism.matrix
     assert np.count_nonzero(Q[:, 1]) == 1 and Q[1, 1] > 0      # output 'a' is invertible, at input 'a'
     assert r.status == "feasible" and "roles" in r.message
+    m2 = mechopt.model([ULDP(1.0, sensitive=["s"])], inputs=["s", "a", "b"])
+    r = m2.solve(cp.Minimize(cp.sum(m2.Q[:, 0])))
+    assert r.status == "feasible" and "invertible: none" in r.message      # all protected: a restriction
     with pytest.raises(InputError, match="is sensitive"):
         mechopt.model([ULDP(1.0, sensitive=["s"])], inputs=["s", "a"], invertible={"a": "s"})
 
