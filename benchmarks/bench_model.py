@@ -148,7 +148,9 @@ def main(argv=None) -> dict:
 
     import mechopt
 
-    mechopt.solve(problem(3), quiet=True)
+    for kind in ("worst_case_loss", "expected_loss"):   # warm every lazy import (networkx for components...)
+        mechopt.solve(problem(3, kind), quiet=True)
+    mechopt.model(problem(3)).solve(solver="CLARABEL")
     rows = []
     print("| loss | k | worst_case_loss s | expected_loss s | model (CLARABEL) s | all-pairs cvxpy s | "
           "all-pairs / mechopt | LP rows × vars (mechopt) | rows × vars (all pairs) | peak RSS MB (m / model / b) | "
