@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._errors import InputError
+from ._errors import InputError, SolverError
 from ._mechanism import Mechanism
 from ._notions import ULDP, Notion, notion_from_spec
 from ._result import SolveResult
@@ -259,10 +259,7 @@ def solve_sublinear(privacy: Any, mu: Callable, inputs: Any = None, *, name: str
         When ``mu`` raises, returns a non-finite value or fails the sublinearity check;
         when ``pricing`` returns something that is not columns of the cone.
     """
-    from .solvers._raylp import solve_ray_lp
     from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
-    from .solvers._repair import repair
-    from .solvers._safe_bound import ray_upper_bound
     from .solvers._structure import BUDGET_CAP
 
     t_start = time.perf_counter()
@@ -281,11 +278,37 @@ def solve_sublinear(privacy: Any, mu: Callable, inputs: Any = None, *, name: str
 
     def all_rays():
         t = time.perf_counter()
-        V, inv = enumerate_rays(relaxed, k)
+        try:
+            V, inv = enumerate_rays(relaxed, k)
+        except SolverError as err:   # e.g. a double description too large: a status, not a crash
+            raise _Failed(str(err)) from None
         timings["rays"] = timings.get("rays", 0.0) + time.perf_counter() - t
         return V / V.max(axis=0, keepdims=True), inv
 
     enumerable = estimate is None or estimate <= MAX_ENUMERATED
+    try:
+        return _solve(f, notions, labels, pricing, enumerable, estimate, all_rays, backend, max_iter, checks, seed,
+                      scale, name, timings, stats, t_start)
+    except _Failed as err:
+        return fail("error", str(err))
+
+
+class _Failed(Exception):
+    """A solver-side failure, reported as status 'error'."""
+
+
+def _solve(f, notions, labels, pricing, enumerable, estimate, all_rays, backend, max_iter, checks, seed, scale,
+           name, timings, stats, t_start) -> SolveResult:
+    from .solvers._raylp import solve_ray_lp
+    from .solvers._repair import repair
+    from .solvers._safe_bound import ray_upper_bound
+
+    k = len(labels)
+
+    def fail(status: str, msg: str) -> SolveResult:
+        timings["total"] = time.perf_counter() - t_start
+        return SolveResult(status, None, None, None, None, None, timings, msg, stats)
+
     upper = math.inf
     n_checked = 0
     if pricing is None:

@@ -182,3 +182,12 @@ def test_bad_arguments():
         solve_sublinear([LDP(1.0)], 3.0, inputs=2)
     with pytest.raises(InputError, match="is required with notions"):
         solve_sublinear([LDP(1.0)], chi2)
+
+
+def test_too_many_rays_is_a_status():
+    r = solve_sublinear([LDP(1.0)], lambda q: float(np.max(q)), inputs=30)
+    assert r.status == "error" and "give a pricing oracle" in r.message
+    E = np.where(np.eye(16) > 0, 0.0, 1.0)
+    E[0, 1] = 2.0   # not a clique: double description, too large at k = 16
+    r = solve_sublinear([mechopt.ELDP(E)], lambda q: float(np.max(q)), inputs=16)
+    assert r.status == "error" and "too large" in r.message
