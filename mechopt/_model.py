@@ -23,8 +23,10 @@ cvxpy's multipliers ``λ >= 0`` (weak duality); your affine constraints stay as 
 Minimising the maximum of the linearisations over the privacy polytope is an LP, solved
 by HiGHS and bounded safely from its dual (Neumaier–Shcherbina,
 :func:`mechopt.solvers._safe_bound.lp_lower_bound`); more linearisation points are added
-at the LP's minimisers (Kelley's cutting planes) until the gap closes, so a piecewise-linear
-objective such as a maximum of losses is certified too. Your objective and gradient are
+at the LP's minimisers (Kelley's cutting planes) until the gap closes. Every ``max`` of
+affine functions of ``Q`` in the objective is first replaced by an epigraph variable with
+one row per piece (:func:`_lift`), so a minimax objective is certified by one
+linearisation instead of one per active piece. Your objective and gradient are
 evaluated in floating point: each linearisation is lowered by ``1e-12`` times its size.
 With other variables in the objective or constraints (an epigraph variable of your own,
 say), the bound reported is the solver's optimal value, not a proven one, and the status
