@@ -63,6 +63,9 @@ _EXPORTS = {
     "solve": "mechopt._solve",
     "SolveResult": "mechopt._result",
     "solve_many": "mechopt._batch",
+    "model": "mechopt._model",
+    "ChannelModel": "mechopt._model",
+    "solve_sublinear": "mechopt._sublinear",
     "closed_form_report": "mechopt._closed_form_report",
     # figures
     "tradeoff": "mechopt._plots",

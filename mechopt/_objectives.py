@@ -34,6 +34,9 @@ def column_utility(obj: Objective, V: np.ndarray) -> np.ndarray:
     [0.5, 0.0]
     """
     V = np.asarray(V, dtype=float)
+    if obj.kind == "weighted":
+        # sum_i w_i mu_i: each term's loss is -sign_i offset_i - sum mu_i (see offset_sign)
+        return sum(w * column_utility(t, V) for w, t in obj.terms)
     P = obj.prior
     py = P @ V
     if obj.kind == "mmse":
@@ -56,6 +59,10 @@ def column_utility(obj: Objective, V: np.ndarray) -> np.ndarray:
 def offset_sign(obj: Objective) -> tuple[float, float]:
     """``(offset, sign)`` with ``value = offset + sign * sum mu``."""
     P = obj.prior
+    if obj.kind == "weighted":
+        # a term's loss is its value (minimised, sign -1) or minus its value (maximised,
+        # sign +1): -sign * (offset + sign * sum mu) = -sign * offset - sum mu
+        return float(sum(-w * offset_sign(t)[1] * offset_sign(t)[0] for w, t in obj.terms)), -1.0
     if obj.kind == "mmse":
         return float(P @ obj.values**2), -1.0
     if obj.kind == "histogram_mse":
@@ -114,7 +121,9 @@ def objective_scale(obj: Objective) -> float:
     metres or in kilometres, and an objective near 0 is not judged against itself.
     """
     P = obj.prior
-    if obj.kind in ("expected_loss", "bayes_risk"):
+    if obj.kind == "weighted":
+        return float(sum(w * objective_scale(t) for w, t in obj.terms))
+    if obj.kind in ("expected_loss", "bayes_risk", "worst_case_loss"):
         return float(np.max(np.abs(obj.loss))) if obj.loss is not None and obj.loss.size else 1.0
     if obj.kind == "mmse":
         return float(P @ obj.values**2)
@@ -129,6 +138,9 @@ def objective_scale(obj: Objective) -> float:
 def evaluate(obj: Objective, Q: np.ndarray) -> float:
     """The objective of a channel, in its natural units (lower is better except MI).
 
+    ``worst_case_loss`` is ``max_x sum_y Q[x, y] L(x, y)``; ``weighted`` is
+    ``sum_i w_i loss_i`` with a maximised term (mutual information) entering negated.
+
     Examples
     --------
     >>> from mechopt._problem import Objective
@@ -140,6 +152,10 @@ def evaluate(obj: Objective, Q: np.ndarray) -> float:
     Q = np.asarray(Q, dtype=float)
     if obj.kind == "expected_loss":
         return float(np.sum(obj.prior[:, None] * Q * obj.loss))
+    if obj.kind == "worst_case_loss":
+        return float(np.max(np.sum(Q * obj.loss, axis=1)))
+    if obj.kind == "weighted":
+        return float(sum(w * (evaluate(t, Q) if t.minimize else -evaluate(t, Q)) for w, t in obj.terms))
     if obj.kind == "estimation_variance":
         return estimation_risk(Q, obj.prior)
     offset, sign = offset_sign(obj)

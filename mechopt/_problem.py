@@ -19,7 +19,7 @@ from ._validation import check_labels, check_prior
 from ._notions import LIP, Notion, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
-              "estimation_variance")
+              "estimation_variance", "worst_case_loss", "weighted")
 #: objectives that are sums of a sublinear function of each column (docs/model.md)
 SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
 LOSSES = ("hamming", "absolute", "squared")
@@ -50,6 +50,8 @@ class Objective:
         estimates = inputs).
     values : ndarray or None, shape (k,)
         ``f(x)`` for ``mmse``.
+    terms : tuple of (float, Objective)
+        ``weighted``: the weights and terms (see :mod:`mechopt._custom`).
     """
 
     kind: str
@@ -57,6 +59,7 @@ class Objective:
     loss: np.ndarray | None = None
     values: np.ndarray | None = None
     loss_name: str | list | None = None
+    terms: tuple = ()
 
     @property
     def minimize(self) -> bool:
@@ -68,6 +71,9 @@ class Objective:
             out["loss"] = self.loss_name
         if self.values is not None:
             out["values"] = [float(v) for v in self.values]
+        if self.terms:
+            out["terms"] = [{"weight": w, **{key: v for key, v in t.to_spec().items() if key != "prior"}}
+                            for w, t in self.terms]
         return out
 
 
@@ -85,6 +91,8 @@ class Problem:
     notions : sequence of Notion
         All must hold (bound to ``inputs``).
     objective : Objective
+    constraints : tuple of ChannelConstraint
+        Extra linear conditions on a labeled channel (:mod:`mechopt._custom`).
 
     Examples
     --------
@@ -100,6 +108,7 @@ class Problem:
     notions: tuple[Notion, ...]
     objective: Objective
     name: str = ""
+    constraints: tuple = ()
 
     @property
     def k(self) -> int:
@@ -113,9 +122,12 @@ class Problem:
         return [n.to_spec(self.inputs) for n in self.notions]
 
     def to_spec(self) -> dict:
-        return {"inputs": list(self.inputs),
-                "outputs": "free" if self.free_outputs else list(self.outputs),
-                "privacy": self.privacy_spec(), "objective": self.objective.to_spec()}
+        out = {"inputs": list(self.inputs),
+               "outputs": "free" if self.free_outputs else list(self.outputs),
+               "privacy": self.privacy_spec(), "objective": self.objective.to_spec()}
+        if self.constraints:
+            out["constraints"] = [c.spec for c in self.constraints]
+        return out
 
 
 def _numeric_labels(labels: Sequence[str], where: str) -> np.ndarray:
@@ -160,11 +172,15 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
         spec = {"kind": "expected_loss" if outputs != "free" else "mutual_information"}
     if not isinstance(spec, dict):
         raise InputError("objective", f"must be a mapping with a 'kind' key, got {spec!r}")
+    kind = spec.get("kind")
+    if kind == "weighted":
+        from ._custom import weighted_objective
+
+        return weighted_objective(spec, inputs, outputs, notions, _objective)
     allowed = {"kind", "prior", "p0", "loss", "values"}
     extra = sorted(set(spec) - allowed)
     if extra:
         raise InputError(f"objective.{extra[0]}", f"is not an objective field (fields: {sorted(allowed)})")
-    kind = spec.get("kind")
     if kind not in OBJECTIVES:
         raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {list(OBJECTIVES)}")
     k = len(inputs)
@@ -189,9 +205,9 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
             raise InputError("objective.values", "must be finite")
     loss = None
     loss_name = spec.get("loss")
-    if kind == "expected_loss":
+    if kind in ("expected_loss", "worst_case_loss"):
         if outputs == "free":
-            raise InputError("outputs", "expected_loss needs labeled outputs ('inputs' or a list); "
+            raise InputError("outputs", f"{kind} needs labeled outputs ('inputs' or a list); "
                              "with free outputs use bayes_risk")
         loss = _loss_matrix(spec.get("loss", "hamming"), inputs, outputs, values, "objective.loss")
         loss_name = spec.get("loss", "hamming")
@@ -199,7 +215,7 @@ def _objective(spec: Any, inputs, outputs, notions) -> Objective:
         loss = _loss_matrix(spec.get("loss", "hamming"), inputs, inputs, values, "objective.loss")
         loss_name = spec.get("loss", "hamming")
     elif "loss" in spec:
-        raise InputError("objective.loss", f"is only used by expected_loss and bayes_risk, not {kind!r}")
+        raise InputError("objective.loss", f"is only used by expected_loss, worst_case_loss and bayes_risk, not {kind!r}")
     if kind == "estimation_variance" and np.any(prior <= 0):
         bad = int(np.flatnonzero(prior <= 0)[0])
         raise InputError(f"objective.{key if key in spec else 'prior'}[{bad}]",
@@ -247,7 +263,7 @@ def problem_from_dict(doc: Any, *, name: str = "", base: Path | None = None) -> 
         from .geo import expand_places
 
         doc = expand_places(doc, base)
-    allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description"}
+    allowed = {"inputs", "k", "outputs", "privacy", "objective", "name", "description", "constraints"}
     extra = sorted(set(doc) - allowed)
     if extra:
         raise InputError(extra[0], f"is not a problem field (fields: {sorted(allowed)})")
@@ -285,7 +301,12 @@ def problem_from_dict(doc: Any, *, name: str = "", base: Path | None = None) -> 
         raise InputError("privacy", f"must be a non-empty list of notions, got {priv!r}")
     notions = tuple(notion_from_spec(p, inputs, f"privacy[{i}]") for i, p in enumerate(priv))
     objective = _objective(doc.get("objective"), inputs, outputs, notions)
-    return Problem(inputs, outputs, notions, objective, str(doc.get("name", name)))
+    constraints: tuple = ()
+    if doc.get("constraints") is not None:
+        from ._custom import parse_constraints
+
+        constraints = parse_constraints(doc["constraints"], inputs, outputs, objective)
+    return Problem(inputs, outputs, notions, objective, str(doc.get("name", name)), constraints)
 
 
 def read_document(path: str | Path) -> Any:

@@ -143,14 +143,15 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
 
 def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
             stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
-            rel_gap: float = RAYS_REL_GAP) -> SolveResult:
+            rel_gap: float = RAYS_REL_GAP, check=None) -> SolveResult:
     """Repair, verify exactly, measure, and wrap in a Mechanism.
 
     ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
     information); the status is ``optimal`` only when ``proven`` and the gap between the
     exported channel's objective and that bound is at most ``rel_gap`` times
     ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
-    else ``feasible`` with the gap.
+    else ``feasible`` with the gap. ``check(Q) -> (ok, report)`` measures extra constraints
+    on the exported channel (:mod:`mechopt._custom`); the report goes into the certificate.
     """
     obj = problem.objective
     t = time.perf_counter()
@@ -187,6 +188,12 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     cert = rep.certificate.to_dict()
     cert["repair_t"] = rep.t
     cert["repair_cost"] = abs(after - before)
+    if check is not None:
+        held, cert["constraints"] = check(Qr)
+        if not held:
+            bad = next(c for c in cert["constraints"] if not c["ok"])
+            return _fail("error", f"the exported channel breaks constraint {bad['kind']} at {bad['worst']!r} by "
+                         f"{bad['max_violation']:.3g} (relative) after the repair (t = {rep.t:.3g})", timings, stats)
     mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
                      {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
     closed = gap is not None and gap <= rel_gap * max(abs(after), objective_scale(obj)) and not conflict
@@ -224,7 +231,15 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         owners = [x for x in range(k) if x not in sens]
         if owners:
             invertible = {y: owners for y in range(m)}
-    cost = obj.prior[:, None] * obj.loss
+    ext = None
+    if problem.constraints or obj.kind != "expected_loss":
+        # minimax / weighted objective or extra constraints: rows appended to the same LP
+        from ._custom import labeled_extension
+
+        ext = labeled_extension(problem)
+        cost = ext.cost
+    else:
+        cost = obj.prior[:, None] * obj.loss
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
@@ -235,7 +250,7 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     bar = Progress("decomposition", enabled=None if show else False)
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
                         square=square, prior=obj.prior, loss=obj.loss,
-                        gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), method=method, time_limit=time_limit,
+                        gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), extend=ext and ext.extend, method=method, time_limit=time_limit,
                         progress=bar if show else None)
     bar.done()
     timings["solve"] = time.perf_counter() - t
@@ -244,8 +259,18 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         return _finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
                        rel_gap=LABELED_REL_GAP, message=sol.message)
     if sol.status != "optimal":
+        if ext is not None and ext.constraints:
+            # the extra constraints may exclude every channel: the constant one may not be a way out
+            status = "infeasible" if sol.stats.get("lp_status") == "infeasible" else "error"
+            why = ("no channel meets the privacy notions and the constraints together" if status == "infeasible"
+                   else "the LP solver failed")
+            return _fail(status, f"{why} ({sol.message})", timings, sol.stats)
         # the constant channel meets every notion: a labeled problem is never infeasible
         return _constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})")
+    if ext is not None and math.isfinite(sol.bound):
+        # the constant part of the objective (minimax epigraphs), added with its rounding
+        total = sol.bound + ext.offset
+        sol.bound = total - 4 * np.finfo(float).eps * (abs(sol.bound) + abs(ext.offset))
     mix = None
     Q = sol.Q
     if invertible:
@@ -256,8 +281,10 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         mix = np.array([not (np.count_nonzero(Q[:, y]) == 1 and int(np.flatnonzero(Q[:, y])[0]) not in sens)
                         for y in range(m)])
     res = _finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
-                  rel_gap=LABELED_REL_GAP)
+                  rel_gap=LABELED_REL_GAP, check=ext.check if ext is not None else None)
     if res.status == "error":
+        if ext is not None and ext.constraints:
+            return res
         return _constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound)
     return res
 
@@ -275,7 +302,10 @@ def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str,
         outputs: tuple[str, ...] = ("y0",)
     else:
         m = len(problem.outputs)
-        y = int(np.argmin(obj.prior @ obj.loss))
+        if obj.kind == "expected_loss":
+            y = int(np.argmin(obj.prior @ obj.loss))
+        else:  # minimax or weighted: try every constant channel
+            y = int(np.argmin([evaluate(obj, np.eye(m)[[j] * k]) for j in range(m)]))
         Q = np.zeros((k, m))
         Q[:, y] = 1.0
         outputs = tuple(problem.outputs)

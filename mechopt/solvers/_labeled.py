@@ -279,7 +279,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
                   invertible: dict[int, list[int]] | None = None, *, backend: str = "auto", reduce: bool = True,
                   square: bool = False, prior: np.ndarray | None = None, loss: np.ndarray | None = None,
                   budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0, method: str = "auto",
-                  time_limit: float | None = None, progress=None) -> LabeledSolution:
+                  time_limit: float | None = None, progress=None, extend=None) -> LabeledSolution:
     """Solve the labeled LP (per independent component when possible), with a safe bound.
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
@@ -292,16 +292,21 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     gap at which a MILP's bound is good enough (ULDP's roles). Without symmetry, from
     k = 25 on (or with ``method="decompose"``), E-LDP / metric problems are solved by
     decomposition over the outputs (:mod:`._metric_lp`); ``time_limit`` (seconds) then
-    returns its best channel with a proven bound.
+    returns its best channel with a proven bound. ``extend``, if given, maps build_lp's
+    ``(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, n_q, stats)`` to the first seven
+    with rows and variables appended (every new variable in [0, 1] at some optimum;
+    :mod:`mechopt._custom`); the LP is then solved whole (no components, no symmetry, no
+    decomposition).
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None and method != "decompose":
+    if reduce and square and not invertible and prior is not None and loss is not None and method != "decompose" and extend is None:
         sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap, time_limit)
         if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
-    if reduce and not invertible and method in ("auto", "decompose") and (method == "decompose" or k >= 25):
+    if reduce and not invertible and extend is None and method in ("auto", "decompose") and (
+            method == "decompose" or k >= 25):
         from ._metric_lp import decomposed
 
         sol = decomposed(notions, k, m, cost, time_limit=time_limit, progress=progress)
@@ -309,7 +314,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
             sol.stats["total_s"] = time.perf_counter() - t0
             sol.bound = -math.inf if sol.bound is None else sol.bound
             return sol
-    comps = components(notions, k) if (reduce and not invertible) else [np.arange(k)]
+    comps = components(notions, k) if (reduce and not invertible and extend is None) else [np.arange(k)]
     Q = np.zeros((k, m))
     total = 0.0
     bound = 0.0
@@ -330,7 +335,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
         for cap, engine in tries:
             left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
             part = _solve_component(sub, len(comp), m, cost[comp], invertible, engine, reduce, cap, stats,
-                                    gap_tol / len(comps), left)
+                                    gap_tol / len(comps), left, extend)
             if part.status != "optimal":
                 continue
             if best is None or part.objective < best.objective:
@@ -379,12 +384,15 @@ def _safe(c, A_ub, b_ub, A_eq, b_eq, sol) -> float:
 
 
 def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend: str, reduce: bool,
-                     cap: float, stats: dict, gap_tol: float = 0.0, time_limit: float | None = None
-                     ) -> LabeledSolution:
+                     cap: float, stats: dict, gap_tol: float = 0.0, time_limit: float | None = None,
+                     extend=None) -> LabeledSolution:
     """One component's LP (or MILP): primal channel, objective and safe bound."""
     tb = time.perf_counter()
     c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost, invertible, reduce=reduce,
                                                                        budget_cap=cap)
+    if extend is not None:
+        c, A_ub, b_ub, A_eq, b_eq, bounds, integrality = extend(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality,
+                                                                n_q, st)
     milp = bool(integrality.any())
     ties = tied_rows(sub, kc) if not milp else []
     exact_ties = tied_rows(sub, kc, exact=True) if not milp else []
@@ -467,6 +475,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
                     safe = _safe(*d2[:5], other)
     stats["lp_s"] += time.perf_counter() - tl
     stats["backend"] = adapter.name
+    stats["lp_status"] = sol.status
     if sol.status != "optimal":
         return LabeledSolution("error", None, None, f"{adapter.name}: {sol.message} ({sol.status})", stats)
     x = sol.x if tie_map is None else tie_map @ sol.x
