@@ -134,6 +134,10 @@ class Mechanism:
 
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
+        if "family" in doc:  # a structured mechanism (version 2, mechopt.families)
+            from .families import FamilyMechanism
+
+            return FamilyMechanism.from_dict(doc, check_hash=check_hash)
         validator = jsonschema.Draft202012Validator(mechanism_schema())
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
         if errors:

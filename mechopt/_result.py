@@ -57,5 +57,6 @@ class SolveResult:
         t = self.timings.get("total", 0.0)
         gap = "n/a" if self.gap is None else f"{self.gap:.3g}"
         m = self.mechanism
+        outputs = m.output_summary() if hasattr(m, "output_summary") else f"{len(m.outputs)} outputs"
         return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} (bound {self.bound:.10g}, gap {gap}); "
-                f"{len(m.inputs)} inputs x {len(m.outputs)} outputs; verified exactly; {t:.2f} s")
+                f"{len(m.inputs)} inputs x {outputs}; verified exactly; {t:.2f} s")

@@ -303,6 +303,11 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
         return _fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
                      "them), so no channel identifies the input distribution: estimation_variance is infinite",
                      timings)
+    from .solvers._design_route import route
+
+    routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
+    if routed is not None:
+        return routed
     t = time.perf_counter()
     V, inv = enumerate_rays(list(problem.notions), k)
     timings["rays"] = time.perf_counter() - t

@@ -102,6 +102,10 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     >>> open(out).read().split()
     ['yes', 'no']
     """
+    from mechopt.families import is_family_file, privatize_family_file
+
+    if is_family_file(mech_path):
+        return privatize_family_file(mech_path, input_path, output_path, seed=seed)
     doc = load_document(mech_path)
     sampler = Sampler(doc, seed=seed)
     labels = _read_labels(input_path, "input")
@@ -178,6 +182,10 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path, *,
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got "
                                    f"{method!r}")
+    from mechopt.families import estimate_family_file, is_family_file
+
+    if is_family_file(mech_path):
+        return estimate_family_file(mech_path, reports_path, method=method)
     doc = load_document(mech_path)
     labels = _read_labels(reports_path, "reports")
     if not labels:
