@@ -56,6 +56,8 @@ _EXPORTS = {
     "SolveResult": "mechopt._result",
     "solve_many": "mechopt._batch",
     "closed_form_report": "mechopt._closed_form_report",
+    "baselines": "mechopt._baselines",
+    "FamilyMechanism": "mechopt.families",
     # figures
     "tradeoff": "mechopt._plots",
     "tradeoff_plot": "mechopt._plots",
