@@ -203,7 +203,7 @@ def family_channel(family) -> tuple[list[str], np.ndarray]:
             z = float(family.normaliser(d)) if 0 < d else 1.0
             for S in itertools.combinations(range(k), d):
                 col = np.full(k, float(wt) / z)
-                if 0 < d < k:
+                if d > 0:  # d = k: every entry is ratio / Z_k = 1
                     col[list(S)] *= r
                 labels.append("{" + ",".join(map(str, S)) + "}")
                 cols.append(col)
