@@ -176,3 +176,13 @@ def test_colgen_is_never_worse_than_the_conic_design_and_bounds_it(privacy):
     assert cg.bound <= cv.objective * (1 + 1e-12)
     assert cg.objective <= cv.objective * (1 + 1e-6)
     assert math.isfinite(cg.objective)
+
+
+@pytest.mark.parametrize("k,k1", [(6, 1), (9, 3), (12, 6)])
+def test_the_bound_only_pricing_is_an_upper_bound(k, k1):
+    rng = np.random.default_rng(k + k1)
+    pr = StaircasePricer(k, 1.0)
+    H, y, p0 = _psd(k, rng), rng.normal(size=k) * 3, rng.dirichlet(np.ones(k))
+    truth = pr.values(_all_staircases(k), H, y, p0).max()
+    ub, arg, cand, st = pr._bound_only(H, y, p0, threshold=-np.inf, t0=0.0, k1=k1)
+    assert ub >= truth and st["bound_only"] and arg is None and cand == []

@@ -30,6 +30,8 @@ from .._notions import LDP
 ORBIT_MATRIX_MAX = 3000
 #: time limit of the column generation (seconds)
 DESIGN_TIME_LIMIT = 600.0
+#: largest k for column generation over LDP staircases (exact pricing enumerates up to k = 34)
+STAIRCASE_MAX_K = 60
 
 
 def ldp_epsilon(notions) -> float | None:
@@ -133,6 +135,9 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     if eps is not None:
         if eps <= 0:
             return None
+        if k > STAIRCASE_MAX_K:
+            return _fail("error", f"a non-uniform p0 under eps-LDP is designed for k <= {STAIRCASE_MAX_K} inputs "
+                         f"(got {k}); with a uniform p0 the optimum is known at any k (subset selection)", timings)
         pricer = StaircasePricer(k, eps)
     else:
         estimate = ray_count_estimate(notions, k)
