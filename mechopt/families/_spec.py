@@ -304,14 +304,13 @@ def _thresholds(weights: Sequence[Fraction]) -> tuple[list[int], int]:
     return cum, run
 
 
-def _uniform_subset(population: Sequence[int], m: int, randbelow: Callable[[int], int]) -> list[int]:
-    """A uniformly random ``m``-subset of ``population`` (Floyd's algorithm, ``m`` draws)."""
-    n = len(population)
+def _uniform_subset(n: int, m: int, randbelow: Callable[[int], int], skip: int) -> list[int]:
+    """A uniformly random ``m``-subset of ``{0..n} minus {skip}`` (Floyd's algorithm, ``m`` draws)."""
     chosen: set[int] = set()
-    for j in range(n - m, n):
+    for j in range(n - 1 - m, n - 1):  # Floyd over range(n - 1), then shift past ``skip``
         t = randbelow(j + 1)
         chosen.add(j if t in chosen else t)
-    return [population[i] for i in chosen]
+    return [i + (i >= skip) for i in chosen]
 
 
 class FamilySampler:
@@ -379,10 +378,9 @@ class FamilySampler:
             if d == k:
                 return subset_label(range(k))
             a, z = self._incl[j]
-            others = [i for i in range(k) if i != x]
             if draw(z) < a:
-                return subset_label(_uniform_subset(others, d - 1, draw) + [x])
-            return subset_label(_uniform_subset(others, d, draw))
+                return subset_label(_uniform_subset(k, d - 1, draw, x) + [x])
+            return subset_label(_uniform_subset(k, d, draw, x))
         S = fam.slots
         if x in self._row:
             row = self._row[x]
