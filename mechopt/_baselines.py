@@ -158,6 +158,7 @@ def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
     from ._objectives import evaluate
     from .families import SubsetMixture
     from .families._estimate import MAX_CHANNEL_OUTPUTS, family_channel, subset_risk_uniform
+    from .families._spec import approx_count
     from .solvers._design_orbit import is_uniform
 
     obj = problem.objective
@@ -181,7 +182,7 @@ def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
     if subset and kind == "estimation_variance":
         return _support_count_risk(fam, obj.prior), "support-count estimator", (
             "variance of the protocol's own unbiased estimator: an upper bound on the efficient risk")
-    return None, None, f"{fam.outputs_count():.3g} outputs: too many to score {kind} without a uniform prior"
+    return None, None, f"{approx_count(fam.outputs_count())} outputs: too many to score {kind} without a uniform prior"
 
 
 def baselines(problem: Problem | str | Path | dict, *, optimum: float | None = None) -> list[dict[str, Any]]:
@@ -209,6 +210,7 @@ def baselines(problem: Problem | str | Path | dict, *, optimum: float | None = N
     [('k-RR', 242.5), ('subset selection (d=4)', 127.2)]
     """
     from .families import family_from_spec, verify_family
+    from .families._spec import approx_count
 
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     notions = list(p.notions)
@@ -225,7 +227,7 @@ def baselines(problem: Problem | str | Path | dict, *, optimum: float | None = N
         except InputError as err:
             value, how, note = None, None, str(err)
         rec = {"name": row["name"], "source": row["source"], "epsilon": eps, "family": row["family"],
-               "outputs": float(fam.outputs_count()), "privacy_ok": bool(cert.verified),
+               "outputs": approx_count(fam.outputs_count()), "privacy_ok": bool(cert.verified),
                "achieved": achieved if math.isfinite(achieved) else "inf",
                "objective": value, "scored_by": how, "note": note or cert.detail}
         if optimum is not None and value is not None and math.isfinite(value) and value != 0:

@@ -295,6 +295,11 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
     from .solvers._repair import tied_rows
 
+    from .solvers._design_route import route
+
+    routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
+    if routed is not None:
+        return routed
     obj = problem.objective
     k = problem.k
     ties = tied_rows(list(problem.notions), k)
@@ -303,11 +308,6 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
         return _fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
                      "them), so no channel identifies the input distribution: estimation_variance is infinite",
                      timings)
-    from .solvers._design_route import route
-
-    routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
-    if routed is not None:
-        return routed
     t = time.perf_counter()
     V, inv = enumerate_rays(list(problem.notions), k)
     timings["rays"] = time.perf_counter() - t

@@ -271,3 +271,25 @@ def test_version_1_matrix_files_still_load(tmp_path):
     doc = json.loads((tmp_path / "m.json").read_text())
     assert doc["version"] == 1
     assert Mechanism.load(tmp_path / "m.json").matrix.shape == (2, 2)
+
+
+def test_commands_that_need_a_matrix_refuse_a_family_in_one_line(tmp_path, capsys):
+    path, _ = _family_doc(tmp_path, k=20)
+    assert cli_main(["plot", str(path), "--png", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "family" in err
+
+
+@pytest.mark.parametrize("name,make", [FAMILIES[1], FAMILIES[2], FAMILIES[4], FAMILIES[6]],
+                         ids=["mix", "ss", "hr-all", "hr-strong"])
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 3.0])
+def test_bp_lip_boxes_are_never_accepted_wrongly(name, make, eps):
+    from mechopt.families import check_family
+
+    fam = make()
+    _, Q = family_channel(fam)
+    box = BPLIP(eps, lower=[0.05] * K, upper=[0.4] * K).bind(INPUTS)
+    mine, ref = check_family(fam, box), verify(Q, [box]).checks[0]
+    assert not (mine.ok and not ref.ok)  # sound
+    if isinstance(fam, HadamardFamily):
+        assert mine.ok == ref.ok  # and exact for the Hadamard response

@@ -100,11 +100,25 @@ class FamilyMechanism:
         return family_from_spec(self.family_spec, self.inputs)
 
     @property
+    def matrix(self):
+        """A family lists no matrix: a clear error for code that expects one (e.g. ``mechopt plot``)."""
+        raise InputError("mechanism", f"is a {self.family_spec.get('kind')} family whose outputs are not listed: it "
+                         "has no matrix (use mechopt.families.family_channel for a small one)")
+
+    @property
+    def outputs(self):
+        raise InputError("mechanism", f"is a {self.family_spec.get('kind')} family whose outputs are not listed "
+                         "(see outputs_count and the output labels in docs/families.md)")
+
+    @property
     def outputs_count(self) -> int:
         return self.family.outputs_count()
 
     def output_summary(self) -> str:
-        return f"{self.outputs_count:.3g} outputs (a {self.family_spec['kind']} family)"
+        from ._spec import approx_count
+
+        n = approx_count(self.outputs_count)
+        return f"{n if isinstance(n, str) else f'{n:.3g}'} outputs (a {self.family_spec['kind']} family)"
 
     @property
     def notions(self):

@@ -23,6 +23,10 @@ Worst cases (``r`` = the family's ratio, ``>= 1``):
   ``1 + (r-1) max_{|S|=d} P(S) <= e^ε`` — the ``d`` smallest and ``d`` largest prior
   entries. Hadamard: the same two inequalities per slot column with ``P(S)`` the prior
   mass of the slot's +1 sensitive inputs; a direct column always fails (``r > 1``).
+  A BP-LIP box: for a fixed set ``T``, ``P(T)`` ranges over
+  ``[max(lower(T), 1 - upper(not T)), min(upper(T), 1 - lower(not T))]`` exactly, which
+  decides the Hadamard response exactly; for subset selection the extremes over all
+  d-sets are bounded (:func:`_box_masses`), so a refusal there may be conservative.
 """
 
 from __future__ import annotations
@@ -87,15 +91,28 @@ def row_budgets(notion, k: int) -> list[Fraction | None] | None:
 
 
 def _lip_priors(notion, k: int) -> list[list[Fraction]]:
+    """The exact priors of a LIP / listed BP-LIP claim (a box is handled by :func:`_box_masses`)."""
     if notion.name == "lip":
         if notion.delta != 0:
             raise InputError("privacy", "(eps, delta)-LIP with delta > 0 has no exact check for a family mechanism")
         return [[exact(p) for p in notion.prior]]
-    if notion.lower is not None and k <= 16:
-        from .._verify import _box_vertices_exact
-
-        return _box_vertices_exact(notion.lower, notion.upper)
     return [[exact(p) for p in P] for P in notion.priors]
+
+
+def _box_masses(notion, d: int) -> tuple[Fraction, Fraction]:
+    """Bounds on ``min P(S)`` and ``max P(S)`` over ``|S| = d`` and every prior of a BP-LIP box.
+
+    For a fixed ``S``, ``min P(S) = max(lower(S), 1 - upper(not S))`` over the box ∩
+    simplex, so ``min P(S) >= max(d smallest lowers, 1 - (k-d) largest uppers)``; and
+    symmetrically for the maximum. Conservative: a family these bounds refuse may still
+    meet the claim (never the other way round).
+    """
+    lo = sorted(exact(v) for v in notion.lower)
+    hi = sorted(exact(v) for v in notion.upper)
+    k = len(lo)
+    pmin = max(sum(lo[:d], Fraction(0)), 1 - sum(hi[d:], Fraction(0)))
+    pmax = min(sum(hi[k - d:], Fraction(0)), 1 - sum(lo[:k - d], Fraction(0)))
+    return max(pmin, Fraction(0)), min(pmax, Fraction(1))
 
 
 def _log(x: Fraction) -> float:
@@ -154,6 +171,30 @@ def check_family(family, notion) -> Check:
                 detail.append(f"the direct output of sensitive input {bad[0]} is not invertible-safe (ULDP)")
         if not ok and not detail:
             detail.append(f"ratio {float(r)!r} > e^{notion.epsilon!r}")
+    elif notion.name == "bp_lip" and notion.lower is not None and is_subset:
+        eps = exact(notion.epsilon)
+        for d in family.informative:
+            lo_mass, hi_mass = _box_masses(notion, d)
+            good, need = _lip_pair(r, lo_mass, hi_mass, eps, detail, f"component d={d} (prior box)")
+            ok &= good
+            achieved = max(achieved, need)
+    elif notion.name == "bp_lip" and notion.lower is not None:  # Hadamard response, a prior box: exact per slot
+        eps = exact(notion.epsilon)
+        lo = [exact(v) for v in notion.lower]
+        hi = [exact(v) for v in notion.upper]
+        L, U = sum(lo, Fraction(0)), sum(hi, Fraction(0))
+        for c in range(family.slots):
+            plus = [a for a in family.sensitive if bin(family.row_of(a) & c).count("1") % 2 == 0]
+            lt, ut = sum((lo[a] for a in plus), Fraction(0)), sum((hi[a] for a in plus), Fraction(0))
+            lo_mass, hi_mass = max(lt, 1 - (U - ut)), min(ut, 1 - (L - lt))
+            good, need = _lip_pair(r, lo_mass if plus else None, hi_mass if len(plus) < k else None, eps,
+                                   detail, f"slot h{c} (prior box)")
+            ok &= good
+            achieved = max(achieved, need)
+        if family.others and r > 1:
+            ok = False
+            achieved = math.inf
+            detail.append(f"direct output d{family.others[0]}: P·q > 0 = e^eps q[x] for the other inputs")
     elif notion.name in ("lip", "bp_lip"):
         eps = exact(notion.epsilon)
         for P in _lip_priors(notion, k):

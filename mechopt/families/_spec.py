@@ -264,6 +264,14 @@ def family_from_spec(spec: Any, inputs: Sequence[str], where: str = "family"):
     raise InputError(f"{where}.kind", f"must be one of {', '.join(FAMILY_KINDS)}, got {kind!r}")
 
 
+def approx_count(n: int) -> float | str:
+    """A float for a count that fits one, else a string ``"2.12e+2612"`` (JSON-safe either way)."""
+    if n < 10**300:
+        return float(n)
+    digits = len(str(n)) - 1
+    return f"{int(str(n)[:3]) / 100:.2f}e+{digits}"
+
+
 # -- output labels -----------------------------------------------------------------------
 
 

@@ -52,6 +52,20 @@ def ratio_below(epsilon: float) -> float:
     return r
 
 
+def _finish_options() -> dict:
+    """``rel_gap`` for :func:`mechopt._solve._finish` where it judges "optimal" itself (main after issue 8).
+
+    The design is optimal within :data:`PROVEN_REL_GAP` (1e-6, issue 10) of its proven
+    bound; a ``_finish`` without the parameter leaves the status to ``proven``.
+    """
+    import inspect
+
+    from .._solve import _finish
+    from ._design_cg import PROVEN_REL_GAP
+
+    return {"rel_gap": PROVEN_REL_GAP} if "rel_gap" in inspect.signature(_finish).parameters else {}
+
+
 def route(problem, method: str, show: bool, timings: dict):
     """A SolveResult for the design, or None (use the conic / Frank–Wolfe path)."""
     from ._design_orbit import is_uniform
@@ -80,7 +94,9 @@ def solve_orbit(problem, eps: float, timings: dict):
     d, _ = best_subset_size(k, eps)
     value, lower = orbit_certificate(k, eps, d)
     timings["solve"] = time.perf_counter() - t
-    stats = {"method": "orbit", "subset_size": d, "orbit_outputs": float(math.comb(k, d))}
+    from ..families._spec import approx_count
+
+    stats = {"method": "orbit", "subset_size": d, "orbit_outputs": approx_count(math.comb(k, d))}
     if math.comb(k, d) <= ORBIT_MATRIX_MAX:
         import itertools
 
@@ -98,7 +114,8 @@ def solve_orbit(problem, eps: float, timings: dict):
         Q = Q / Q.sum(axis=1, keepdims=True)
         from .._solve import _finish
 
-        return _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, timings, stats, proven=True)
+        return _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, timings, stats, proven=True,
+                       **_finish_options())
     # too many outputs to list: export the family
     from ..families import FamilyMechanism, SubsetMixture
     from ..families._estimate import subset_risk_uniform
@@ -174,7 +191,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     stats = {"method": "colgen", "pricing": "staircases" if eps is not None else "listed rays",
              **{key: v for key, v in res.stats.items()}, "support": int(keep.sum())}
     out = _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), res.lower, timings, stats,
-                  mix_columns=mix, proven=res.status == "optimal", message=res.message)
+                  mix_columns=mix, proven=res.status == "optimal", message=res.message, **_finish_options())
     if out.status == "optimal" and not (out.gap <= PROVEN_REL_GAP * abs(out.objective)):
         # the export (vertex, exact row sums, repair) moved the risk: judge the exported channel
         out = replace(out, status="feasible", message="the exported channel is not within 1e-6 of the bound")
