@@ -78,14 +78,15 @@ def estimate_family_file(mech_path: str | Path, reports_path: str | Path, *, met
         raise InputError(str(reports_path), "contains no reports; the reports file must hold one output label per line")
     out: dict[str, Any] = {"n": len(labels), "method": method}
     if isinstance(fam, SubsetMixture):
-        counts, members = count_reports(fam, labels, str(reports_path))
+        counts, packed = count_reports(fam, labels, str(reports_path))
         unbiased, var = subset_inversion(fam, counts)
         if method == "inversion":
             p = unbiased
         else:
             p = project_simplex(unbiased)
             if method == "em":
-                p = subset_em(fam, members, p)
+                p, gap = subset_em(fam, packed, p)
+                out["em_gap"] = gap  # certified log-likelihood per report still to gain
             var = subset_variance(fam, counts, p)
     else:
         outs, Q = family_channel(fam)

@@ -48,8 +48,16 @@ class SubsetCounts:
         return int(sum(self.n.values()))
 
 
-def count_reports(family: SubsetMixture, labels, where: str = "reports") -> tuple[SubsetCounts, list]:
-    """Parse subset labels into counts; also returns the member lists (for EM).
+@dataclass(frozen=True)
+class Reports:
+    """Subset reports packed for EM: ``flat`` member positions, report ``sizes`` (same order)."""
+
+    flat: np.ndarray
+    sizes: np.ndarray
+
+
+def count_reports(family: SubsetMixture, labels, where: str = "reports") -> tuple[SubsetCounts, Reports]:
+    """Parse subset labels into per-component and per-item counts (and the packed reports, for EM).
 
     Raises
     ------
@@ -57,24 +65,25 @@ def count_reports(family: SubsetMixture, labels, where: str = "reports") -> tupl
         A label that is not a subset of a size the family uses (message ``where:line``).
     """
     k = family.k
-    sizes = {d for d, _ in family.components}
-    n: dict[int, int] = {d: 0 for d in sizes}
-    c: dict[int, np.ndarray] = {d: np.zeros(k) for d in sizes}
-    members = []
+    sizes_ok = {d for d, _ in family.components}
+    parts, sizes = [], []
     for lineno, label in enumerate(labels, start=1):
         try:
             idx = parse_subset_label(label, k)
         except ValueError:
             raise InputError(f"{where}:{lineno}", f"{label[:40]!r} is not an output of the mechanism: expected a "
                              "subset label such as '{0,4,17}' (sorted input positions)") from None
-        d = len(idx)
-        if d not in sizes:
-            raise InputError(f"{where}:{lineno}", f"a report of {d} inputs, but the family has subset sizes "
-                             f"{sorted(sizes)!r}")
-        n[d] += 1
-        c[d][idx] += 1
-        members.append(idx)
-    return SubsetCounts(k, n, c), members
+        if len(idx) not in sizes_ok:
+            raise InputError(f"{where}:{lineno}", f"a report of {len(idx)} inputs, but the family has subset sizes "
+                             f"{sorted(sizes_ok)!r}")
+        parts.append(np.asarray(idx, dtype=np.int32))
+        sizes.append(len(idx))
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    sizes_a = np.asarray(sizes, dtype=np.int64)
+    owner_d = np.repeat(sizes_a, sizes_a)
+    n = {d: int(np.sum(sizes_a == d)) for d in sizes_ok}
+    c = {d: np.bincount(flat[owner_d == d], minlength=k).astype(float) if d > 0 else np.zeros(k) for d in sizes_ok}
+    return SubsetCounts(k, n, c), Reports(flat, sizes_a)
 
 
 def _component_terms(family: SubsetMixture, counts: SubsetCounts):
@@ -119,8 +128,8 @@ def subset_variance(family: SubsetMixture, counts: SubsetCounts, p: np.ndarray, 
     return var
 
 
-def subset_em(family: SubsetMixture, members: list, start: np.ndarray, *, max_iter: int = 2000,
-              tol: float = 1e-10) -> np.ndarray:
+def subset_em(family: SubsetMixture, reports: Reports, start: np.ndarray, *, max_iter: int = 300,
+              tol: float = 1e-9) -> tuple[np.ndarray, float]:
     """Maximum likelihood by EM: ``Pr(S | x) ∝ ratio^[x ∈ S]`` within each component.
 
     E-step: report ``S`` splits over ``x`` in proportion to ``p_x ratio^[x∈S]``, whose sum
@@ -130,23 +139,43 @@ def subset_em(family: SubsetMixture, members: list, start: np.ndarray, *, max_it
     and are left out.
     """
     k, r = family.k, float(family.ratio)
-    rows = [m for m in members if 0 < len(m) < k]
-    if not rows:
+    sizes = reports.sizes
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    informative = (sizes > 0) & (sizes < k)
+    if not informative.any():
         raise InputError("reports", "no informative report: the distribution cannot be estimated")
-    flat = np.concatenate([np.asarray(m, dtype=np.int64) for m in rows])
-    owner = np.repeat(np.arange(len(rows)), [len(m) for m in rows])
+    keep = informative[owner]
+    flat, owner = reports.flat[keep].astype(np.int64), owner[keep]
+    _, owner = np.unique(owner, return_inverse=True)
+    m = int(owner.max()) + 1
+
+    def step(p):
+        ps = np.bincount(owner, weights=p[flat], minlength=m)
+        inv = 1.0 / (1.0 + (r - 1.0) * ps)
+        g = (inv.sum() + (r - 1.0) * np.bincount(flat, weights=inv[owner], minlength=k)) / m
+        new = p * g
+        return new / new.sum(), -float(np.log(inv).sum()), float(g.max() - 1.0)
+
     p = np.clip(np.asarray(start, dtype=float), 1e-12, None)
     p /= p.sum()
-    for _ in range(max_iter):
-        ps = np.bincount(owner, weights=p[flat], minlength=len(rows))
-        inv = 1.0 / (1.0 + (r - 1.0) * ps)
-        acc = np.bincount(flat, weights=inv[owner], minlength=k)
-        new = p * (inv.sum() + (r - 1.0) * acc)
-        new /= new.sum()
-        if np.abs(new - p).max() <= tol:
-            return new
-        p = new
-    return p
+    # SQUAREM (Varadhan & Roland, Scand. J. Statist. 2008, scheme S3) as in
+    # mechopt.runtime.estimate_em; the log-likelihood is concave and sum_x p_x g_x = 1, so
+    # l(p_ML) - l(p) <= max_x g_x - 1 (per report): stop when that certified gap is <= tol
+    steps = 0
+    gap = np.inf
+    while steps < max_iter:
+        p1, ll0, gap = step(p)
+        if gap <= tol:
+            return p, gap
+        p2, _, _ = step(p1)
+        d1, d2 = p1 - p, p2 - 2 * p1 + p
+        nv = float(np.linalg.norm(d2))
+        alpha = min(-float(np.linalg.norm(d1)) / nv if nv > 0 else -1.0, -1.0)
+        cand = np.clip(p - 2 * alpha * d1 + alpha * alpha * d2, 1e-300, None)
+        cand, ll_c, _ = step(cand / cand.sum())
+        p = cand if ll_c >= ll0 and np.all(np.isfinite(cand)) else p2
+        steps += 3
+    return p, float(gap)
 
 
 def simulate_subset_counts(family: SubsetMixture, x: np.ndarray, rng: np.random.Generator,

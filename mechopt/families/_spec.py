@@ -281,20 +281,16 @@ def subset_label(members: Sequence[int]) -> str:
 
 
 def parse_subset_label(label: str, k: int) -> list[int]:
-    """The sorted positions of a subset label; ValueError if it is not one."""
+    """The sorted positions of a subset label; ValueError if it is not one (canonical form only)."""
     if len(label) < 2 or label[0] != "{" or label[-1] != "}":
         raise ValueError(label)
     body = label[1:-1]
     if not body:
         return []
-    out = []
-    for tok in body.split(","):
-        if not tok.isdigit() or (len(tok) > 1 and tok[0] == "0"):
-            raise ValueError(label)
-        i = int(tok)
-        if i >= k or (out and i <= out[-1]):
-            raise ValueError(label)
-        out.append(i)
+    out = [int(t) for t in body.split(",")]
+    # canonical: no signs, spaces or leading zeros; strictly increasing; in range
+    if ",".join(map(str, out)) != body or out[0] < 0 or out[-1] >= k or any(a >= b for a, b in zip(out, out[1:])):
+        raise ValueError(label)
     return out
 
 
