@@ -51,7 +51,7 @@ import numpy as np
 import scipy.linalg as sla
 
 #: target relative gap of the column generation (the design is "optimal" at <= 1e-6)
-CG_REL_GAP = 1e-9
+CG_REL_GAP = 1e-8
 #: a proven relative gap at or below this makes a design "optimal" (issue 10)
 PROVEN_REL_GAP = 1e-6
 _U = np.finfo(float).eps
@@ -555,7 +555,10 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
             order = np.argsort(-hv)
             thr = 0.1 * rel_gap * m.value
             fresh = [hx[i] for i in order if hv[i] > thr and hx[i].tobytes() not in known][:add_per_round]
-            if not fresh or out_of_time:
+            # the heuristic's best value is no bound, but when it says the gap is already below
+            # half the target, the exact pricing is worth its cost (it proves or refutes that)
+            close = len(hv) and (m.value - D0 + max(float(hv.max()), 0.0)) <= 0.5 * rel_gap * m.value
+            if not fresh or close or out_of_time:
                 te = time.perf_counter()
                 ub, arg, cand, est = pricer.exact(H, m.y, p0, threshold=thr, top=add_per_round,
                                                   time_limit=max(5.0, time_limit - elapsed))
