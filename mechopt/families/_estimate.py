@@ -129,7 +129,7 @@ def subset_variance(family: SubsetMixture, counts: SubsetCounts, p: np.ndarray, 
 
 
 def subset_em(family: SubsetMixture, reports: Reports, start: np.ndarray, *, max_iter: int = 300,
-              tol: float = 1e-9) -> tuple[np.ndarray, float]:
+              tol: float = 1e-9, time_limit: float = 30.0) -> tuple[np.ndarray, float]:
     """Maximum likelihood by EM: ``Pr(S | x) ∝ ratio^[x ∈ S]`` within each component.
 
     E-step: report ``S`` splits over ``x`` in proportion to ``p_x ratio^[x∈S]``, whose sum
@@ -161,9 +161,12 @@ def subset_em(family: SubsetMixture, reports: Reports, start: np.ndarray, *, max
     # SQUAREM (Varadhan & Roland, Scand. J. Statist. 2008, scheme S3) as in
     # mechopt.runtime.estimate_em; the log-likelihood is concave and sum_x p_x g_x = 1, so
     # l(p_ML) - l(p) <= max_x g_x - 1 (per report): stop when that certified gap is <= tol
+    import time
+
+    t0 = time.perf_counter()
     steps = 0
     gap = np.inf
-    while steps < max_iter:
+    while steps < max_iter and time.perf_counter() - t0 <= time_limit:
         p1, ll0, gap = step(p)
         if gap <= tol:
             return p, gap
