@@ -30,25 +30,25 @@ from benchmarks.run import SEED, isolated
 EPS = 1.0
 
 
-def nonuniform_problem(k: int) -> dict:
-    p0 = np.random.default_rng(SEED + k).dirichlet(np.ones(k))
+def nonuniform_problem(k: int, seed: int | None = None) -> dict:
+    p0 = np.random.default_rng(SEED + k if seed is None else seed).dirichlet(np.ones(k))
     return {"k": k, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": EPS}],
             "objective": {"kind": "estimation_variance", "p0": p0.tolist()}}
 
 
-def run_nonuniform(k: int) -> dict:
+def run_nonuniform(k: int, seed: int | None = None) -> dict:
     from mechopt import baselines, solve
 
-    t0 = time.perf_counter()
-    r = solve(nonuniform_problem(k), quiet=True)
-    t = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    r = solve(nonuniform_problem(k, seed), quiet=True)
+    t, cpu = time.perf_counter() - t0, time.process_time() - c0
     if not r.ok:
         raise RuntimeError(f"{r.status}: {r.message}")
-    rows = [b for b in baselines(nonuniform_problem(k)) if b["privacy_ok"] and b["objective"] is not None]
+    rows = [b for b in baselines(nonuniform_problem(k, seed)) if b["privacy_ok"] and b["objective"] is not None]
     best = min(rows, key=lambda b: b["objective"])
     st = r.stats
     ex = st.get("exact_last", {})
-    return {"t": t, "status": r.status, "objective": r.objective, "bound": r.bound,
+    return {"t": t, "cpu": cpu, "status": r.status, "objective": r.objective, "bound": r.bound,
             "rel_gap": (r.objective - r.bound) / r.objective, "rounds": st.get("rounds"),
             "exact_s": st.get("exact_seconds"), "leaves": ex.get("leaves_evaluated"), "leaves_total": ex.get("leaves_total"),
             "outputs": len(r.mechanism.outputs), "best_baseline": best["name"], "best_baseline_risk": best["objective"],
@@ -158,18 +158,20 @@ def main(argv=None) -> dict:
     solve({"k": 2, "privacy": [{"notion": "ldp", "epsilon": 1.0}]}, quiet=True)
 
     print("## Non-uniform p0 (Dirichlet(1)), ε-LDP ε=1: column generation with exact staircase pricing\n")
-    print("| k | s | status | risk | proven bound | rel. gap | rounds | exact pricing s | leaves evaluated | "
-          "outputs | best baseline (risk, ratio) | peak MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| k | seed | wall s | CPU s | status | risk | proven bound | rel. gap | rounds | exact pricing s | "
+          "leaves evaluated | outputs | best baseline (risk, ratio) | peak MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     report["nonuniform"] = []
-    for k in ([12, 16, 20] if args.quick else [12, 16, 20, 24, 28, 30]):
-        m = isolated(run_nonuniform, k, timeout=args.timeout)
-        m["k"] = k
+    runs = [(k, None) for k in ([12, 16, 20] if args.quick else [12, 16, 20, 24, 28, 30])]
+    runs += [] if args.quick else [(30, s) for s in (1, 2, 3)]
+    for k, seed in runs:
+        m = isolated(run_nonuniform, k, seed, timeout=args.timeout)
+        m["k"], m["seed"] = k, SEED + k if seed is None else seed
         report["nonuniform"].append(m)
         if "error" in m or "timeout" in m:
-            print(f"| {k} | {m['t']:.1f} | {m.get('error') or m.get('timeout')} |")
+            print(f"| {k} | {m['seed']} | {m['t']:.1f} | {m.get('error') or m.get('timeout')} |")
             continue
-        print(f"| {k} | {m['t']:.1f} | {m['status']} | {m['objective']:.10g} | {m['bound']:.10g} | {m['rel_gap']:.1e} | "
+        print(f"| {k} | {m['seed']} | {m['t']:.1f} | {m['cpu']:.1f} | {m['status']} | {m['objective']:.10g} | {m['bound']:.10g} | {m['rel_gap']:.1e} | "
               f"{m['rounds']} | {m['exact_s']:.1f} | {m['leaves'] / m['leaves_total']:.0%} of 2^{k} | {m['outputs']} | "
               f"{m['best_baseline']} {m['best_baseline_risk']:.6g} (×{m['best_baseline_risk'] / m['objective']:.3f}) | "
               f"{m['peak_mb']:.0f} |", flush=True)

@@ -156,7 +156,7 @@ def check_family(family, notion) -> Check:
     if notion.name == "uldp":
         eps = exact(notion.epsilon)
         if (informative or not is_subset) and r > 1:
-            slack = math.exp(float(eps)) - float(r)
+            slack = float(exp_bounds(eps)[0] - r)
         if is_subset:
             if informative and r > 1:
                 achieved = lr
@@ -244,7 +244,7 @@ def check_family(family, notion) -> Check:
                     continue
                 need = math.inf if b == 0 else lr * scale / float(b)
                 achieved = max(achieved, need)
-                slack = min(slack, math.exp(float(b)) - float(r))
+                slack = min(slack, float(exp_bounds(b)[0] - r))
                 if not _leq_exp(r, b):
                     ok = False
                     if len(detail) < 1:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -104,7 +105,14 @@ def restricted_design(V: np.ndarray, p0: np.ndarray, *, w0: np.ndarray | None = 
     if np.any(den <= 0):
         raise ValueError("every column needs p0·v > 0")
     G = (U.T @ V) / np.sqrt(den)
-    b = np.ones(k)
+    # rows of V w = 1 that are combinations of others (rays that tie inputs, e.g. a prior
+    # entry near 0 in LIP) make the Newton system singular: keep independent rows only
+    # (the dropped ones hold with them, since the working set holds a feasible design)
+    _, R, piv = sla.qr(V.T, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(R))
+    rows = np.sort(piv[:int(np.sum(diag > 1e-12 * diag[0]))]) if len(diag) else np.arange(k)
+    V = V[rows]
+    b = np.ones(len(rows))
 
     def state(w):
         J = (G * w) @ G.T
@@ -140,7 +148,13 @@ def restricted_design(V: np.ndarray, p0: np.ndarray, *, w0: np.ndarray | None = 
             Hm[np.diag_indices(n)] += 1e-12 * float(np.abs(Hm).max())
             cf = sla.cho_factor(Hm, lower=True, check_finite=False)
         HiVt = sla.cho_solve(cf, V.T, check_finite=False)
-        kkt = (cf, HiVt, sla.lu_factor(V @ HiVt, check_finite=False), V, rd, rp, w, s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)  # singular: raise, the caller falls back
+            try:
+                S_lu = sla.lu_factor(V @ HiVt, check_finite=False)
+            except sla.LinAlgWarning as err:
+                raise np.linalg.LinAlgError(str(err)) from None
+        kkt = (cf, HiVt, S_lu, V, rd, rp, w, s)
         dw, dlam, ds = _newton(kkt, -w * s)  # affine (predictor) direction
         ap, ad = _to_boundary(w, dw), _to_boundary(s, ds)
         mu_aff = float((w + ap * dw) @ (s + ad * ds)) / n
@@ -161,7 +175,9 @@ def restricted_design(V: np.ndarray, p0: np.ndarray, *, w0: np.ndarray | None = 
         f, g, Ji, Y = f_n, g_n, Ji_n, Y_n
         lam = lam + ad * dlam
         s = s + ad * ds
-    return MasterSolution(w, f, lam, Ji, iterations, converged)
+    y = np.zeros(k)
+    y[rows] = lam  # a dropped row's multiplier is 0: any y gives a valid bound
+    return MasterSolution(w, f, y, Ji, iterations, converged)
 
 
 def _newton(kkt, rc):

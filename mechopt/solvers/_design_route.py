@@ -157,6 +157,10 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
                          f"(got {k}); with a uniform p0 the optimum is known at any k (subset selection)", timings)
         pricer = StaircasePricer(k, eps)
     else:
+        from ._repair import tied_rows
+
+        if tied_rows(notions, k):
+            return None  # no design identifies p0: the conic path says so in one line
         estimate = ray_count_estimate(notions, k)
         if estimate is not None and estimate > MAX_ENUMERATED:
             if strict:
