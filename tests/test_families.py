@@ -294,3 +294,22 @@ def test_bp_lip_boxes_are_never_accepted_wrongly(name, make, eps):
     assert not (mine.ok and not ref.ok)  # sound
     if isinstance(fam, HadamardFamily):
         assert mine.ok == ref.ok  # and exact for the Hadamard response
+
+
+def test_a_device_loads_and_samples_a_family_with_the_standard_library_only(tmp_path):
+    import subprocess
+    import sys
+
+    path, doc = _family_doc(tmp_path, k=20)
+    code = ("import sys; from mechopt.families import load_family_document, FamilySampler; "
+            f"doc, fam = load_family_document({str(path)!r}); s = FamilySampler(fam); print(s.sample_index(3)); "
+            "assert 'numpy' not in sys.modules, sorted(m for m in sys.modules if 'numpy' in m)[:3]")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().count(",") == 4
+    doc["family"]["mixture"][0]["d"] = 4
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    from mechopt.families import load_family_document
+
+    with pytest.raises(VerificationError, match="sha256"):
+        load_family_document(tmp_path / "t.json")

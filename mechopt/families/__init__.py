@@ -21,6 +21,7 @@ from ._spec import (
     SubsetMixture,
     family_digest,
     family_from_spec,
+    load_family_document,
     parse_subset_label,
     subset_label,
 )
@@ -44,7 +45,7 @@ _LAZY = {
 
 __all__ = [
     "FAMILY_KINDS", "FAMILY_VERSION", "FamilySampler", "HadamardFamily", "SubsetMixture", "family_digest",
-    "family_from_spec", "parse_subset_label", "subset_label",
+    "family_from_spec", "load_family_document", "parse_subset_label", "subset_label",
     "verify_family", "check_family", "FamilyMechanism", "is_family_document", "is_family_file", "count_reports",
     "subset_inversion", "subset_variance", "subset_em", "simulate_subset_counts", "family_channel",
     "subset_risk_uniform", "privatize_family_file", "estimate_family_file",

@@ -272,6 +272,47 @@ def approx_count(n: int) -> float | str:
     return f"{int(str(n)[:3]) / 100:.2f}e+{digits}"
 
 
+def load_family_document(path) -> tuple[dict, "SubsetMixture | HadamardFamily"]:
+    """Read a family mechanism file on a device: structure, parameters and sha256 (standard library).
+
+    The privacy claims are not re-verified here (that is ``mechopt verify``, as for a
+    matrix file); a file edited after export fails the digest.
+
+    Raises
+    ------
+    InputError
+        Unreadable, not JSON, or a malformed field (the message names it).
+    VerificationError
+        The recorded sha256 is not the digest of ``inputs``, ``family`` and ``privacy``.
+    """
+    import json
+    from pathlib import Path
+
+    from .._errors import VerificationError
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise InputError(str(path), f"cannot read the mechanism file as JSON: {err}") from None
+    if not isinstance(doc, dict):
+        raise InputError(str(path), "must hold a JSON object")
+    for name in ("format", "version", "inputs", "family", "privacy", "sha256"):
+        if name not in doc:
+            raise InputError(name, "required field is missing from a family mechanism file")
+    if doc["format"] != "mechopt-mechanism" or doc["version"] != FAMILY_VERSION:
+        raise InputError("version", f"a family file is format 'mechopt-mechanism' version {FAMILY_VERSION}, got "
+                         f"{doc['format']!r} version {doc['version']!r}")
+    inputs = doc["inputs"]
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(x, str) for x in inputs) or len(
+            set(inputs)) != len(inputs):
+        raise InputError("inputs", "must be a non-empty list of unique strings")
+    fam = family_from_spec(doc["family"], inputs)
+    if family_digest(doc) != doc["sha256"]:
+        raise VerificationError("sha256: the digest of inputs, family and privacy does not match the file's; the "
+                                "file was modified after export")
+    return doc, fam
+
+
 # -- output labels -----------------------------------------------------------------------
 
 
