@@ -564,6 +564,8 @@ def _labeled_case(name: str, title: str, sizes, quick, bmax, bmax_quick, size_la
                 lambda k: run_cvxpy_labeled(name, k), "cvxpy all pairs + HiGHS", bmax, bmax_quick, size_label)
 
 
+from benchmarks import bench_design as _bd  # noqa: E402  (issue 10: estimation design at real sizes)
+
 CASES: list[Case] = [
     _labeled_case("ldp", "labeled LDP, Hamming, uniform prior, ε=1", [10, 20, 40, 60, 100, 200],
                   [10, 20, 40, 100], 60, 40),
@@ -594,10 +596,15 @@ CASES: list[Case] = [
     Case("colgen", "free outputs, LIP MMSE (f = 0..k−1), ε=1: column generation", [10, 12, 14, 15, 20, 25, 30],
          [10, 12, 20, 30], lambda k: run_colgen(k, "colgen"), lambda k: run_colgen(k, "rays"),
          "mechopt rays (all slice vertices)", 14, 12),
-    Case("design", "estimation design, LDP ε=0.5, uniform p0: method=auto (the conic program, CLARABEL)",
-         [6, 7, 8, 9, 10, 11, 12, 13, 14], [6, 8, 10, 12], lambda k: run_design(k, "auto"),
+    Case("design", "estimation design, LDP ε=0.5, uniform p0: method=colgen (auto takes the orbit: design_uniform)",
+         [6, 7, 8, 9, 10, 11, 12, 13, 14], [6, 8, 10, 12], lambda k: run_design(k, "colgen"),
          lambda k: run_design(k, "frank-wolfe"), "mechopt method=frank-wolfe (stops at relative gap 1e-4)", 12, 10,
          agree_rtol=1e-3, compare_bound=False),
+    Case("design_nonuniform", "estimation design, LDP ε=1, Dirichlet(1) p0: staircase column generation "
+         "(benchmarks/bench_design.py)", [12, 16, 20, 24, 28, 30], [12, 16, 20], _bd.run_nonuniform, None, "—",
+         objective_agrees=False),
+    Case("design_uniform", "estimation design, LDP ε=1, uniform p0: the subset-selection orbit", [10, 100, 1000, 10000],
+         [10, 100, 1000], _bd.run_uniform, None, "—", objective_agrees=False),
     Case("verify_ldp", "exact verification, k-RR on the ε-LDP boundary", [100, 200, 300, 400, 500],
          [100, 300, 500], lambda k: run_verify("verify_ldp", k), lambda k: run_float_check("verify_ldp", k),
          "float all-pairs check", 500, 500, objective_agrees=True),

@@ -67,6 +67,8 @@ _EXPORTS = {
     "ChannelModel": "mechopt._model",
     "solve_sublinear": "mechopt._sublinear",
     "closed_form_report": "mechopt._closed_form_report",
+    "baselines": "mechopt._baselines",
+    "FamilyMechanism": "mechopt.families",
     # figures
     "tradeoff": "mechopt._plots",
     "tradeoff_plot": "mechopt._plots",

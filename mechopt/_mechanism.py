@@ -171,10 +171,10 @@ class Mechanism:
 
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
-        if "family" in doc:
-            raise InputError("family", "structured mechanisms (a 'family' instead of 'outputs' and "
-                             "'matrix') are an extension point of format version 2 that this version "
-                             "of mechopt does not read yet (docs/formats.md, 'Structured mechanisms')")
+        if "family" in doc:  # a structured mechanism (version 2, mechopt.families)
+            from .families import FamilyMechanism
+
+            return FamilyMechanism.from_dict(doc, check_hash=check_hash)
         version = doc.get("version")
         if isinstance(version, bool) or version not in VERSIONS:
             raise InputError("version", f"must be one of {list(VERSIONS)} (the versions this mechopt reads), "

@@ -62,5 +62,6 @@ class SolveResult:
         bound = "none proven" if self.bound is None else f"{self.bound:.10g}"
         m = self.mechanism
         unit = objective_unit(m.objective)
+        outputs = m.output_summary() if hasattr(m, "output_summary") else f"{len(m.outputs)} outputs"
         return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} [{unit}] (bound {bound}, gap {gap}); "
-                f"{len(m.inputs)} inputs x {len(m.outputs)} outputs; verified exactly; {t:.2f} s")
+                f"{len(m.inputs)} inputs x {outputs}; verified exactly; {t:.2f} s")

@@ -59,7 +59,7 @@ def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -
 
 DESIGN_CVXPY_MAX_RAYS = 40_000
 #: the values of ``solve(method=...)``
-METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "lp")
+METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "lp", "orbit")
 
 #: a labeled LP's answer is "optimal" when the proven gap is at most this (relative, see _finish)
 LABELED_REL_GAP = 1e-7
@@ -437,6 +437,11 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
     from .solvers._repair import tied_rows
 
+    from .solvers._design_route import route
+
+    routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
+    if routed is not None:
+        return routed
     obj = problem.objective
     k = problem.k
     ties = tied_rows(list(problem.notions), k)

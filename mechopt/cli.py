@@ -110,6 +110,22 @@ def _cmd_closed_form(args) -> int:
     return 0
 
 
+def _cmd_baselines(args) -> int:
+    from ._baselines import baselines_report
+
+    report = baselines_report(args.problem)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(f"optimum ({report['solver_status']}): {report['optimum']}")
+        for row in report["baselines"]:
+            value = "n/a" if row["objective"] is None else f"{row['objective']:.10g}"
+            ratio = f", x{row['ratio']:.4g} the optimum" if "ratio" in row else ""
+            print(f"{'ok  ' if row['privacy_ok'] else 'FAIL'} {row['name']} (eps {row['epsilon']:.6g}): {value}"
+                  f"{ratio} [{row['scored_by'] or row['note']}]")
+    return 0
+
+
 def _cmd_privatize(args) -> int:
     from .runtime._commands import privatize_file
 
@@ -199,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("problem", help="problem file (YAML or JSON)")
     c.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     c.set_defaults(func=_cmd_closed_form)
+
+    b = sub.add_parser("baselines", help="score the standard mechanisms (k-RR, RAPPOR, OUE, OLH, subset selection, "
+                       "Hadamard) on a problem")
+    b.add_argument("problem", help="problem file (YAML or JSON)")
+    b.add_argument("--json", action="store_true", help="print the rows as JSON")
+    b.set_defaults(func=_cmd_baselines)
 
     pr = sub.add_parser("privatize", help="turn input labels into privatized reports (each line one user)",
                         epilog=_DOCS)

@@ -165,14 +165,15 @@ def test_memoize_is_saved_hashed_and_loaded(saved, tmp_path):
         Mechanism.load(tmp_path / "off.json")
 
 
-def test_structured_family_files_are_refused_clearly(saved, tmp_path):
+def test_malformed_family_files_are_refused_clearly(saved, tmp_path):
+    """Structured (family) mechanisms are read (mechopt.families); a malformed one is one line."""
     _, path = saved
     doc = json.loads(path.read_text())
     for key in ("outputs", "matrix"):
         del doc[key]
     doc["family"] = {"name": "subset_selection", "d": 2}
     (tmp_path / "f.json").write_text(json.dumps(doc))
-    with pytest.raises(mechopt.InputError, match="family: structured mechanisms .* extension point"):
+    with pytest.raises(mechopt.InputError, match="family: 'kind' is a required property"):
         Mechanism.load(tmp_path / "f.json")
 
 

@@ -142,6 +142,10 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     >>> open(out).read().split()
     ['yes', 'no']
     """
+    from mechopt.families import is_family_file, privatize_family_file
+
+    if is_family_file(mech_path):
+        return privatize_family_file(mech_path, input_path, output_path, seed=seed)
     doc = load_document(mech_path)
     store = None
     if memo is not None:
@@ -263,6 +267,13 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got "
                                    f"{method!r}")
+    from mechopt.families import estimate_family_file, is_family_file
+
+    if is_family_file(mech_path):
+        if counts_path is not None:
+            raise InputError("counts", "a family mechanism is estimated from its reports (--reports): its outputs "
+                                       "are subsets or codes, not a short list of labels to count")
+        return _family_estimate(estimate_family_file(mech_path, reports_path, method=method), level)
     if (reports_path is None) == (counts_path is None):
         raise InputError("reports", "give either --reports (one output label per line) or --counts "
                                     "(a CSV of output label,count), not both or neither")
@@ -283,3 +294,31 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     Q = np.array(doc["matrix"], dtype=float)
     return estimate_counts(Q, counts, method=method, level=level, prior=prior,
                            labels=doc["inputs"])
+
+
+def _family_estimate(out: dict, level: float):
+    """A family's estimate (a dict of :func:`mechopt.families.estimate_family_file`) as an :class:`Estimate`.
+
+    Standard errors are the square roots of the estimator's per-item variance where the
+    family gives it (subset selection); Wald intervals, clipped to [0, 1].
+    """
+    from statistics import NormalDist
+
+    from mechopt.runtime._inference import Estimate
+
+    labels = tuple(out["estimate"])
+    p = np.array([out["estimate"][x] for x in labels])
+    var = out.get("variance", {}).get("per_item")
+    notes = []
+    if var is None:
+        se = np.full(len(labels), np.nan)
+        notes.append("this family's estimator reports no variance: no intervals")
+    else:
+        se = np.sqrt(np.maximum([var[x] for x in labels], 0.0))
+    z = NormalDist().inv_cdf((1.0 + float(level)) / 2.0)
+    lower = np.clip(p - z * se, 0.0, 1.0)
+    upper = np.clip(p + z * se, 0.0, 1.0)
+    if "em_gap" in out:
+        notes.append(f"EM stopped with a certified log-likelihood gap of {out['em_gap']:.3g} per report")
+    return Estimate(labels, int(out["n"]), out["method"], p, se, lower, upper, float(level),
+                    "wald (the family estimator's variance)", np.isfinite(se), tuple(notes))

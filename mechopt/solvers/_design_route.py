@@ -1,0 +1,208 @@
+"""Which estimation-design method runs, and how its answer is exported (issue 10).
+
+Called first by :func:`mechopt._solve._solve_design`; returns ``None`` to leave the
+problem to the conic / Frank–Wolfe path (``method="cvxpy"`` or ``"frank-wolfe"``, or
+a column-generation failure).
+
+* ``orbit`` — ε-LDP (and WC-LIP) with a uniform ``p0``: the best d-subset selection,
+  proven optimal by the orbit argument and certified by the orbit dual
+  (:mod:`mechopt.solvers._design_orbit`). Exported as a matrix when the orbit has at most
+  :data:`ORBIT_MATRIX_MAX` outputs (then reduced to a vertex with at most
+  ``k(k-1)/2 + k`` outputs), otherwise as a ``subset_selection`` family.
+* ``colgen`` — column generation with a proven bound
+  (:mod:`mechopt.solvers._design_cg`): over the LDP staircases, never listed, for
+  LDP-only problems; over the enumerated rays otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+
+from .._errors import InputError
+from .._notions import LDP
+
+#: the orbit is exported as a matrix when it has at most this many outputs
+ORBIT_MATRIX_MAX = 3000
+#: time limit of the column generation (seconds)
+DESIGN_TIME_LIMIT = 600.0
+#: largest k for column generation over LDP staircases (exact pricing enumerates up to k = 34)
+STAIRCASE_MAX_K = 60
+
+
+def ldp_epsilon(notions) -> float | None:
+    """The ε if every notion is ε-LDP or WC-LIP (the smallest one), else None."""
+    if not notions or not all(type(n) is LDP or n.name == "wc_lip" for n in notions):
+        return None
+    return min(n.epsilon for n in notions)
+
+
+def ratio_below(epsilon: float) -> float:
+    """The largest double ``r <= e^epsilon`` (exactly, with ``epsilon`` read as its decimal)."""
+    from .._exact import exact, exp_bounds
+
+    lo, _ = exp_bounds(exact(epsilon))
+    r = float(math.exp(epsilon))
+    while Fraction(repr(r)) > lo:
+        r = math.nextafter(r, 0.0)
+    return r
+
+
+def _finish_options() -> dict:
+    """``rel_gap`` for :func:`mechopt._solve._finish` where it judges "optimal" itself (main after issue 8).
+
+    The design is optimal within :data:`PROVEN_REL_GAP` (1e-6, issue 10) of its proven
+    bound; a ``_finish`` without the parameter leaves the status to ``proven``.
+    """
+    import inspect
+
+    from .._solve import _finish
+    from ._design_cg import PROVEN_REL_GAP
+
+    return {"rel_gap": PROVEN_REL_GAP} if "rel_gap" in inspect.signature(_finish).parameters else {}
+
+
+def route(problem, method: str, show: bool, timings: dict):
+    """A SolveResult for the design, or None (use the conic / Frank–Wolfe path)."""
+    from ._design_orbit import is_uniform
+
+    obj = problem.objective
+    notions = list(problem.notions)
+    eps = ldp_epsilon(notions)
+    orbit_ok = eps is not None and eps > 0 and is_uniform(obj.prior) and problem.k >= 2
+    if method == "orbit":
+        if not orbit_ok:
+            raise InputError("method", "'orbit' needs eps-LDP (or WC-LIP) notions with eps > 0 and a uniform p0")
+        return solve_orbit(problem, eps, timings)
+    if method == "auto" and orbit_ok:
+        return solve_orbit(problem, eps, timings)
+    if method in ("auto", "colgen"):
+        return solve_colgen(problem, eps, show, timings, strict=(method == "colgen"))
+    return None
+
+
+def solve_orbit(problem, eps: float, timings: dict):
+    from .._result import SolveResult
+    from ._design_orbit import best_subset_size, orbit_certificate
+
+    t = time.perf_counter()
+    k = problem.k
+    d, _ = best_subset_size(k, eps)
+    value, lower = orbit_certificate(k, eps, d)
+    timings["solve"] = time.perf_counter() - t
+    from ..families._spec import approx_count
+
+    stats = {"method": "orbit", "subset_size": d, "orbit_outputs": approx_count(math.comb(k, d))}
+    if math.comb(k, d) <= ORBIT_MATRIX_MAX:
+        import itertools
+
+        from ._design import sparse_design
+
+        r = math.exp(eps)
+        X = np.zeros((k, math.comb(k, d)))
+        for j, S in enumerate(itertools.combinations(range(k), d)):
+            X[list(S), j] = 1.0
+        V = 1.0 + (r - 1.0) * X
+        w = np.full(V.shape[1], 1.0 / float(V[0].sum()))
+        w = sparse_design(V, problem.objective.prior, w)
+        keep = w > 0
+        Q = V[:, keep] * w[keep]
+        Q = Q / Q.sum(axis=1, keepdims=True)
+        from .._solve import _finish
+
+        return _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, timings, stats, proven=True,
+                       **_finish_options())
+    # too many outputs to list: export the family
+    from ..families import FamilyMechanism, SubsetMixture
+    from ..families._estimate import subset_risk_uniform
+
+    t = time.perf_counter()
+    r = ratio_below(eps)
+    spec = SubsetMixture.spec(r, [(d, 1.0)])
+    fam = SubsetMixture.from_spec(spec, k)
+    value = subset_risk_uniform(fam)
+    gap = abs(value - lower)
+    objective = {"kind": "estimation_variance", "value": value, "bound": lower, "gap": gap,
+                 **{key: v for key, v in problem.objective.to_spec().items() if key != "kind"}}
+    mech = FamilyMechanism.from_family(spec, problem.privacy_spec(), inputs=problem.inputs, objective=objective,
+                                       extra={"solver": stats})
+    cert = mech.verify()
+    timings["repair_verify"] = time.perf_counter() - t
+    if not cert.verified:  # pragma: no cover - ratio_below makes the ratio meet every LDP claim
+        return SolveResult("error", None, None, None, None, None, timings,
+                           f"the subset-selection family failed its exact check: {cert.detail}", stats)
+    return SolveResult("optimal", mech, value, lower, gap, cert, timings, "", stats)
+
+
+def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):
+    from .._solve import Progress, _fail, _finish
+    from ._design import exact_row_sums, sparse_design
+    from ._design_cg import PROVEN_REL_GAP, ExplicitPricer, StaircasePricer, column_generation_design
+    from ._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
+
+    obj = problem.objective
+    k = problem.k
+    notions = list(problem.notions)
+    t = time.perf_counter()
+    inv = None
+    if eps is not None:
+        if eps <= 0:
+            return None
+        if k > STAIRCASE_MAX_K:
+            return _fail("error", f"a non-uniform p0 under eps-LDP is designed for k <= {STAIRCASE_MAX_K} inputs "
+                         f"(got {k}); with a uniform p0 the optimum is known at any k (subset selection)", timings)
+        pricer = StaircasePricer(k, eps)
+    else:
+        from ._repair import tied_rows
+
+        if tied_rows(notions, k):
+            return None  # no design identifies p0: the conic path says so in one line
+        estimate = ray_count_estimate(notions, k)
+        if estimate is not None and estimate > MAX_ENUMERATED:
+            if strict:
+                raise InputError("method", f"about {estimate} extreme rays: column generation over listed rays "
+                                 "needs them enumerated (implicit pricing exists for LDP only)")
+            return None
+        V, inv, V_bound = enumerate_rays(notions, k)
+        if V.shape[1] == 0:
+            return None
+        if V_bound is not V:
+            # exact double description: inner rays (in the cone) and outer ones (of a cone
+            # containing it); pricing over both keeps the lower bound valid, and a channel
+            # on an outer ray is repaired into the cone at a cost of ~1e-14
+            V = np.hstack([V, V_bound])
+            inv = np.concatenate([inv, np.zeros(V_bound.shape[1], bool)]) if inv is not None else None
+        pricer = ExplicitPricer(V)
+    timings["rays"] = time.perf_counter() - t
+    t = time.perf_counter()
+    bar = Progress("design column generation", enabled=None if show else False)
+    res = column_generation_design(pricer, obj.prior, time_limit=DESIGN_TIME_LIMIT, progress=bar if show else None)
+    bar.done()
+    timings["solve"] = time.perf_counter() - t
+    if res.status == "error":
+        if strict:
+            return _fail("error", f"column generation failed: {res.message}", timings, res.stats)
+        return None
+    Vw, w = res.V, res.w
+    w = sparse_design(Vw, obj.prior, w)
+    w = exact_row_sums(Vw, w, w > 1e-9 * w.max())
+    keep = w > 0
+    Q = Vw[:, keep] * w[keep]
+    Q = Q / Q.sum(axis=1, keepdims=True)
+    mix = None
+    if inv is not None and inv.any():
+        # which kept columns are ULDP's invertible unit rays: exactly one non-zero entry
+        inv_cols = np.array([np.count_nonzero(Q[:, j]) == 1 for j in range(Q.shape[1])])
+        mix = ~inv_cols if inv_cols.any() else None
+    stats = {"method": "colgen", "pricing": "staircases" if eps is not None else "listed rays",
+             **{key: v for key, v in res.stats.items()}, "support": int(keep.sum())}
+    out = _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), res.lower, timings, stats,
+                  mix_columns=mix, proven=res.status == "optimal", message=res.message, **_finish_options())
+    if out.status == "optimal" and not (out.gap <= PROVEN_REL_GAP * abs(out.objective)):
+        # the export (vertex, exact row sums, repair) moved the risk: judge the exported channel
+        out = replace(out, status="feasible", message="the exported channel is not within 1e-6 of the bound")
+    return out
