@@ -13,7 +13,7 @@ import numpy as np
 
 from ._canonical import CURRENT_VERSION, VERSIONS, canonical_digest
 from ._errors import InputError, VerificationError
-from ._notions import Notion, notion_from_spec
+from .notions import Notion, notion_from_spec
 from ._verify import Certificate, as_matrix, verify
 
 FORMAT = "mechopt-mechanism"

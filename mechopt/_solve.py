@@ -12,7 +12,7 @@ import numpy as np
 from ._errors import InputError, MechoptError, SolverError
 from ._export import finalize_export
 from ._mechanism import Mechanism
-from ._notions import LDP, LIP, ULDP
+from .notions import LDP, LIP, ULDP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._notions import ULDP, ColumnConstraints, Notion, _eldp_rows, _group_matrix
+from ..notions import ULDP, ColumnConstraints, Notion
+from ..notions._base import _eldp_rows
+from ..notions._eldp import _group_matrix
 from ._backends import get_backend
 from ._repair import tied_rows
 from ._safe_bnb import safe_mip_bound

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._errors import InputError, SolverError
-from .._notions import BPLIP, LDP, LIP, ULDP, BlockLDP, Notion
+from ..notions import BPLIP, LDP, LIP, ULDP, BlockLDP, Notion
 from ._exact_dd import eldp_budgets, inner_outer_rays
 
 #: above this many rays, enumeration gives way to column generation
@@ -184,7 +184,7 @@ def relax_notions(notions: list[Notion], k: int, cap: float) -> list[Notion]:
     BP-LIP with ε above it are dropped, and so is ULDP (its protected columns become
     unconstrained, which covers its invertible ones).
     """
-    from .._notions import ELDP, HighLowLDP, MetricLDP
+    from ..notions import ELDP, HighLowLDP, MetricLDP
 
     out: list[Notion] = []
     for n in notions:
