@@ -127,6 +127,23 @@ class Notion(ABC):
         """The extreme rays of this notion's cone alone, when a structured enumerator knows them (else None)."""
         return None
 
+    def ray_count(self, k: int) -> int | None:
+        """How many rays :meth:`structured_rays` lists (None when unknown)."""
+        return None
+
+    @property
+    def is_cone(self) -> bool:
+        """Whether each column's condition is a cone (False for (ε, δ)-LIP with δ > 0)."""
+        return True
+
+    def protected_part(self) -> "Notion":
+        """The convex condition every non-invertible column meets (the notion itself, but for ULDP)."""
+        return self
+
+    def invertible_inputs(self, k: int) -> list[int] | None:
+        """Inputs at which a column may be invertible (a unit vector), or None (every column is constrained)."""
+        return None
+
     # -- measuring -------------------------------------------------------------
     @abstractmethod
     def achieved(self, Q: np.ndarray) -> float:

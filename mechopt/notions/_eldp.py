@@ -177,6 +177,9 @@ class LDP(Notion):
 
         return ldp_rays(k, self.epsilon)
 
+    def ray_count(self, k: int) -> int:
+        return 2**k - 2
+
 
 @dataclass(frozen=True)
 class WCLIP(LDP):
@@ -281,6 +284,9 @@ class BlockLDP(Notion):
         from ..solvers._rays import ldp_rays
 
         return np.hstack([ldp_rays(len(b), self.epsilon, np.array(b), k) for b in self.blocks])
+
+    def ray_count(self, k: int) -> int:
+        return sum(2 ** len(b) for b in self.blocks)
 
 
 @dataclass(frozen=True)

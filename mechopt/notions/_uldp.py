@@ -95,6 +95,16 @@ class ULDP(Notion):
     def to_spec(self, inputs: Sequence[str]) -> dict:
         return {"notion": "uldp", "epsilon": self.epsilon, "sensitive": [inputs[x] for x in self.sensitive]}
 
+    def protected_part(self) -> Notion:
+        """A protected column meets ε-LDP over all inputs."""
+        from ._eldp import LDP
+
+        return LDP(self.epsilon)
+
+    def invertible_inputs(self, k: int) -> list[int]:
+        """An invertible column has one non-zero entry, at a non-sensitive input."""
+        return [x for x in range(k) if x not in set(self.sensitive)]
+
     def validate_bound(self, k: int) -> None:
         if k > 1 and not self.sensitive:
             raise InputError("sensitive", "must name at least one sensitive input (else the notion constrains nothing)")
