@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,7 +13,7 @@ import numpy as np
 
 from ._canonical import CURRENT_VERSION, VERSIONS, canonical_digest
 from ._errors import InputError, VerificationError
-from ._notions import Notion, notion_from_spec
+from .notions import Notion, notion_from_spec
 from ._verify import Certificate, as_matrix, verify
 
 FORMAT = "mechopt-mechanism"
@@ -21,11 +21,19 @@ FORMAT = "mechopt-mechanism"
 VERSION = CURRENT_VERSION
 
 
-@lru_cache(maxsize=1)
 def mechanism_schema() -> dict:
-    """The published JSON Schema of the mechanism file (``mechopt/schema``)."""
+    """The JSON Schema of the mechanism file (``mechopt/schema``), its notion enum from the registry.
+
+    The published file lists the built-in notions; a notion registered at run time
+    (:func:`mechopt.notions.register_notion`) is added here, so its files validate too.
+    """
+    from .notions import notion_names
+
     text = resources.files("mechopt").joinpath("schema/mechanism.schema.json").read_text()
-    return json.loads(text)
+    schema = json.loads(text)
+    enum = schema["properties"]["privacy"]["items"]["properties"]["notion"]["enum"]
+    enum.extend(n for n in notion_names() if n not in enum)
+    return schema
 
 
 def _reject_constant(name: str) -> float:

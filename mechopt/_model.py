@@ -54,7 +54,7 @@ import scipy.sparse as sp
 
 from ._errors import InputError
 from ._mechanism import Mechanism
-from ._notions import ULDP, Notion, notion_from_spec
+from .notions import ULDP, Notion, notion_from_spec
 from ._result import SolveResult
 
 #: a proven bound makes the status "optimal" within this relative gap (conic solvers stop

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._errors import InputError
 from ._validation import check_epsilons
-from ._notions import LDP
+from .notions import LDP
 from ._problem import Problem, load_problem
 
 
@@ -96,7 +96,7 @@ def _pick_notion(p: Problem, notion: str | int | None) -> int:
 
 def _variant(p: Problem, *, factor: float | None = None, index: int | None = None,
              epsilon: float | None = None) -> Problem:
-    from ._notions import notion_from_spec
+    from .notions import notion_from_spec
 
     specs = [n.to_spec(p.inputs) for n in p.notions]
     if factor is not None:

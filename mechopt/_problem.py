@@ -16,7 +16,7 @@ import numpy as np
 
 from ._errors import InputError
 from ._validation import check_labels, check_prior
-from ._notions import LIP, Notion, notion_from_spec
+from .notions import LIP, Notion, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
               "estimation_variance", "worst_case_loss", "weighted")

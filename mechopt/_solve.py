@@ -12,7 +12,7 @@ import numpy as np
 from ._errors import InputError, MechoptError, SolverError
 from ._export import finalize_export
 from ._mechanism import Mechanism
-from ._notions import LDP, LIP, ULDP
+from .notions import LDP, LIP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
@@ -223,12 +223,13 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
     invertible: dict[int, list[int]] = {}
-    uldp = [n for n in problem.notions if isinstance(n, ULDP)]
+    mixed = [n for n in problem.notions if not n.convex]  # ULDP: protected or invertible columns
     sens: set[int] = set()
-    if uldp:
-        # any output may be invertible at any non-sensitive input (Murakami & Kawamoto, Def. 2)
-        sens = set().union(*[set(u.sensitive) for u in uldp])
-        owners = [x for x in range(k) if x not in sens]
+    if mixed:
+        # any output may be invertible at any input every such notion allows (ULDP: any
+        # non-sensitive input, Murakami & Kawamoto, Def. 2)
+        owners = sorted(set.intersection(*[set(n.invertible_inputs(k)) for n in mixed]))
+        sens = set(range(k)) - set(owners)
         if owners:
             invertible = {y: owners for y in range(m)}
     ext = None

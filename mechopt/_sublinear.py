@@ -47,7 +47,7 @@ import numpy as np
 
 from ._errors import InputError, SolverError
 from ._mechanism import Mechanism
-from ._notions import ULDP, Notion, notion_from_spec
+from .notions import ULDP, Notion, notion_from_spec
 from ._result import SolveResult
 
 #: relative tolerance of the numerical sublinearity checks
@@ -203,7 +203,7 @@ def check_sublinear(mu: Utility, V: np.ndarray, *, n: int = 64, seed: int = 0, t
 
 def _in_cone(v: np.ndarray, notions: list[Notion]) -> bool:
     """Is ``v`` a column some channel may have (ULDP: protected, or invertible at a non-sensitive input)?"""
-    from ._notions import LDP
+    from .notions import LDP
     from .solvers._rays import _satisfies
 
     if not v.sum() > 0:

@@ -486,6 +486,17 @@ CHECKERS: dict[str, Callable[[np.ndarray, Any, _Tally], None]] = {
 }
 
 
+def _external(fn):
+    """Adapt an external checker ``fn(Q, notion) -> (ok, detail)`` to the tally protocol."""
+
+    def check(Q, notion, tally):
+        ok, detail = fn(Q, notion)
+        if not ok:
+            tally.fail(detail or "the notion's exact check failed")
+
+    return check
+
+
 def check_notion(matrix: Any, notion) -> Check:
     """Exactly check one bound notion on a matrix; see :func:`verify`."""
     Q = as_matrix(matrix)
@@ -496,7 +507,13 @@ def check_notion(matrix: Any, notion) -> Check:
         raise InputError("matrix", f"has {k} rows but notion {name!r} is over {notion.k} inputs")
     checker = CHECKERS.get(name)
     if checker is None:
-        raise InputError("notion", f"no exact check for notion {name!r}")
+        # a notion registered from outside mechopt brings its own exact checker
+        from .notions import REGISTRY
+
+        entry = REGISTRY.get(name)
+        if entry is None or entry.checker is None:
+            raise InputError("notion", f"no exact check for notion {name!r}")
+        checker = _external(entry.checker)
     if np.any(Q < 0):
         # the notions are stated for channels; negative entries fail the row check anyway
         # and would void the enclosures' sign assumptions: decide on the clipped matrix

@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ..notions import notion_names
 from .._validation import check_epsilon, check_k, check_prior, check_subset
 
 #: The notion names the closed forms know about (docs/model.md, docs/formats.md).
-KNOWN_NOTIONS = frozenset(
-    {"ldp", "wc_lip", "eldp", "block", "high_low", "metric", "lip", "bp_lip", "uldp"}
-)
+KNOWN_NOTIONS = frozenset(notion_names(builtin_only=True))
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ class FamilyMechanism:
 
     @property
     def notions(self):
-        from .._notions import notion_from_spec
+        from ..notions import notion_from_spec
 
         return [notion_from_spec(s, self.inputs, f"privacy[{i}]") for i, s in enumerate(self.privacy)]
 
@@ -134,7 +134,7 @@ class FamilyMechanism:
     def from_family(cls, family: dict, privacy: Sequence[Any], *, inputs: Sequence[str], objective: dict | None = None,
                     extra: dict | None = None) -> "FamilyMechanism":
         """Wrap a family, verify it exactly, and attach the certificate."""
-        from .._notions import Notion, notion_from_spec
+        from ..notions import Notion, notion_from_spec
 
         inputs = tuple(inputs)
         specs = [p.to_spec(inputs) if isinstance(p, Notion) else dict(p) for p in privacy]
@@ -175,7 +175,7 @@ class FamilyMechanism:
             if digest != doc["sha256"]:
                 raise VerificationError(f"sha256: the file's digest {doc['sha256'][:12]}... does not match its "
                                         f"content ({digest[:12]}...): the file was edited after export")
-        from .._notions import notion_from_spec
+        from ..notions import notion_from_spec
 
         privacy = [dict(p) for p in doc["privacy"]]
         for i, s in enumerate(privacy):

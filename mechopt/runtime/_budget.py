@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mechopt._errors import InputError, MechoptError
+from mechopt.notions import REGISTRY
 from mechopt._validation import check_epsilon, check_prior
 
 __all__ = [
@@ -58,7 +59,9 @@ __all__ = [
     "memoization_savings",
 ]
 
-_ADDITIVE = ("ldp", "block", "high_low", "metric", "uldp")
+#: notions whose budgets add up under sequential composition: read from the notions'
+#: own ``composition`` (mechopt.notions registry)
+_ADDITIVE = tuple(name for name, t in REGISTRY.items() if t.builtin and t.cls.composition == "additive")
 #: Notions a :class:`PrivacyBudget` can account for.
 BUDGET_NOTIONS = (*_ADDITIVE, "lip", "bp_lip", "lip_sequence")
 

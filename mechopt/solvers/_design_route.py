@@ -24,7 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._errors import InputError
-from .._notions import LDP
+from ..notions import LDP
 
 #: the orbit is exported as a matrix when it has at most this many outputs
 ORBIT_MATRIX_MAX = 3000

@@ -160,7 +160,7 @@ def eldp_budgets(notions: Sequence, k: int) -> dict[tuple[int, int], Fraction] |
 
     Returns None when a notion is not E-LDP-type; ``{}`` when nothing constrains.
     """
-    from .._notions import MetricLDP
+    from ..notions import MetricLDP
 
     B: dict[tuple[int, int], Fraction] = {}
 
@@ -301,7 +301,7 @@ def cone_rows(notions: Sequence, k: int) -> list[RatioRow]:
         For a notion with no such form ((ε, δ)-LIP with δ > 0, ULDP: the caller
         replaces ULDP by LDP for the protected columns).
     """
-    from .._notions import BPLIP, LIP
+    from ..notions import BPLIP, LIP
 
     rows: list[RatioRow] = []
     eldp_like = []
@@ -479,7 +479,7 @@ def exact_inner_outer(notions: Sequence, k: int) -> tuple[list[tuple[int, ...]],
     SolverError
         Above :data:`MAX_DD_INPUTS` inputs, or for a notion with no ratio-row form.
     """
-    from .._notions import BPLIP
+    from ..notions import BPLIP
 
     if k > MAX_DD_INPUTS:
         raise SolverError(f"the exact double description is limited to {MAX_DD_INPUTS} inputs, got {k}")

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._notions import ULDP, ColumnConstraints, Notion, _eldp_rows, _group_matrix
+from ..notions import ColumnConstraints, Notion
+from ..notions._base import _eldp_rows
+from ..notions._eldp import _group_matrix
 from ._backends import get_backend
 from ._repair import tied_rows
 from ._safe_bnb import safe_mip_bound
@@ -138,8 +140,8 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     notions hold on every column either way. Every variable of some optimal solution
     lies in [0, 1] (entries, their maxima and minima, the LIP forms ``P·q``).
     """
-    uldp = [n for n in notions if isinstance(n, ULDP)]
-    others = [n for n in notions if not isinstance(n, ULDP)]
+    uldp = [n for n in notions if not getattr(n, "convex", True)]  # protected or invertible columns
+    others = [n for n in notions if getattr(n, "convex", True)]
     cand = np.array(sorted(invertible), dtype=int)
     prot_cols = np.array([y for y in range(m) if y not in invertible], dtype=int)
     all_cols = np.arange(m)
@@ -183,7 +185,7 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     binaries = np.zeros(0, dtype=int)
     extra_cost = None
     if uldp and len(cand):
-        groups = [g for u in uldp for g in u.groups(k) if g[2] <= budget_cap]
+        groups = [g for u in uldp for g in u.protected_part().column_constraints(k).groups if g[2] <= budget_cap]
         stats["groups"] += len(groups)
         # protected-only columns: the plain group
         (r, c, v), nrows, naux = _group_block(groups, prot_cols, m, k, row, aux)

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._errors import InputError, SolverError
-from .._notions import BPLIP, LDP, LIP, ULDP, BlockLDP, Notion
+from ..notions import LDP, Notion
 from ._exact_dd import eldp_budgets, inner_outer_rays
 
 #: above this many rays, enumeration gives way to column generation
@@ -180,28 +180,12 @@ def _satisfies(v: np.ndarray, notions: list[Notion]) -> bool:
 def relax_notions(notions: list[Notion], k: int, cap: float) -> list[Notion]:
     """The notions with every budget above ``cap`` left out (a relaxation of the cone).
 
-    E-LDP-type budgets above the cap become ``inf`` (pairwise), clique notions, LIP and
-    BP-LIP with ε above it are dropped, and so is ULDP (its protected columns become
-    unconstrained, which covers its invertible ones).
+    Each notion relaxes itself (:meth:`~mechopt.notions.Notion.relaxed`): E-LDP-type
+    budgets above the cap become ``inf`` pairwise; clique notions, LIP and BP-LIP with ε
+    above it are dropped, and so is ULDP (its protected columns become unconstrained,
+    which covers its invertible ones).
     """
-    from .._notions import ELDP, HighLowLDP, MetricLDP
-
-    out: list[Notion] = []
-    for n in notions:
-        eps = getattr(n, "epsilon", None)
-        if isinstance(n, (ELDP, MetricLDP)):
-            E = n.eldp_matrix(k)
-            if np.any(np.isfinite(E) & (E > cap)):
-                E = np.where(E > cap, np.inf, E)
-                if np.isfinite(E[~np.eye(k, dtype=bool)]).any():
-                    out.append(ELDP(E))
-                continue
-            out.append(n)
-        elif isinstance(n, (LDP, BlockLDP, HighLowLDP, ULDP, LIP, BPLIP)) and eps is not None and eps > cap:
-            continue
-        else:
-            out.append(n)
-    return out
+    return [r for n in notions if (r := n.relaxed(k, cap)) is not None]
 
 
 class Rays(NamedTuple):
@@ -229,19 +213,17 @@ def enumerate_rays(notions: list[Notion], k: int) -> Rays:
         invertible unit rays, and ``V_bound`` (k, R'), rays of a cone containing the
         convex part (for the bound), followed by the same unit rays.
     """
-    uldp = [n for n in notions if isinstance(n, ULDP)]
-    convex = [n for n in notions if not isinstance(n, ULDP)]
-    if any(isinstance(n, LIP) and n.delta > 0 for n in notions):
+    mixed = [n for n in notions if not n.convex]  # ULDP: protected or invertible columns
+    convex = [n for n in notions if n.convex]
+    if not all(n.is_cone for n in notions):
         raise InputError("privacy", "(eps, delta)-LIP with delta > 0 is not a cone: use labeled outputs")
-    protected = convex + [LDP(u.epsilon) for u in uldp]
+    protected = convex + [n.protected_part() for n in mixed]
     V, V_bound = _convex_rays(protected, k)
     inv = np.zeros(V.shape[1], bool)
-    if uldp:
-        sens = set().union(*[set(u.sensitive) for u in uldp])
+    if mixed:
+        allowed = set.intersection(*[set(n.invertible_inputs(k)) for n in mixed])
         units = []
-        for x in range(k):
-            if x in sens:
-                continue
+        for x in sorted(allowed):
             e = np.zeros(k)
             e[x] = 1.0
             if not convex or _satisfies(e, convex):
@@ -258,15 +240,8 @@ def _convex_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarray]
     """``(V, V_bound)``: one array twice for the structured enumerators."""
     if not notions:
         return (V := np.eye(k)), V
-    if len(notions) == 1:
-        n = notions[0]
-        if isinstance(n, LDP):  # includes WC-LIP
-            return (V := ldp_rays(k, n.epsilon)), V
-        if isinstance(n, BlockLDP):
-            V = np.hstack([ldp_rays(len(b), n.epsilon, np.array(b), k) for b in n.blocks])
-            return V, V
-        if isinstance(n, LIP):
-            return (V := lip_slice_vertices(n.prior, n.epsilon)), V
+    if len(notions) == 1 and (V := notions[0].structured_rays(k)) is not None:
+        return V, V
     # same-ε LDP families are nested: the smallest-ε LDP subsumes larger ones
     ldps = [n for n in notions if type(n) is LDP or n.name == "wc_lip"]
     if len(ldps) == len(notions):
@@ -281,14 +256,10 @@ def _convex_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarray]
 
 def ray_count_estimate(notions: list[Notion], k: int) -> int | None:
     """How many rays the structured enumerators would produce (None if unknown)."""
-    convex = [n for n in notions if not isinstance(n, ULDP)]
-    uldp = [n for n in notions if isinstance(n, ULDP)]
-    if len(convex) == 1 and isinstance(convex[0], LIP):
-        return k * 2 ** (k - 1)
-    if (not convex and uldp) or (len(convex) == 1 and isinstance(convex[0], LDP)):
-        return 2**k
-    if len(convex) == 1 and isinstance(convex[0], BlockLDP):
-        return sum(2 ** len(b) for b in convex[0].blocks)
-    if len(convex) == 1 and isinstance(convex[0], BPLIP) and convex[0].lower is not None:
-        return 3**k // 2  # box_lip_rays: candidates from chains of 3 sets (measured: 0.2-0.45 3^k)
+    convex = [n for n in notions if n.convex]
+    mixed = [n for n in notions if not n.convex]
+    if not convex and mixed:
+        return 2**k  # the protected LDP staircases and the unit rays
+    if len(convex) == 1:
+        return convex[0].ray_count(k)
     return None

@@ -51,11 +51,12 @@ def tied_rows(notions, k: int, *, exact: bool = False) -> list[np.ndarray]:
     With ``exact``, only the ties a zero budget forces are returned (budgets in
     ``(0, TIE_BELOW)`` tie rows as a restriction otherwise).
     """
+    # budgets below TIE_BELOW are under float resolution: e^1e-15 - 1 is a few ulps, so no
+    # float matrix can be repaired onto them; such rows are tied (a restriction that costs
+    # at most about that budget in utility). Each notion says which rows it ties.
+    from ..notions import Notion
+
     below = 0.0 if exact else TIE_BELOW
-
-    def small(v) -> bool:
-        return v <= 0.0 if exact else v < below
-
     parent = list(range(k))
 
     def find(a: int) -> int:
@@ -64,36 +65,11 @@ def tied_rows(notions, k: int, *, exact: bool = False) -> list[np.ndarray]:
             a = parent[a]
         return a
 
-    def union(a: int, b: int) -> None:
-        parent[find(a)] = find(b)
-
     for n in notions:
-        name = getattr(n, "name", "")
-        eps = getattr(n, "epsilon", None)
-        if name in ("lip", "bp_lip") and eps is not None and small(eps) and getattr(n, "delta", 0) == 0:
-            for x in range(1, k):
-                union(0, x)
-            continue
-        if name == "uldp":
-            # at ε = 0 a sensitive input's row is one constant protected column c with
-            # sum 1, every other row matches c on the protected outputs and so has no
-            # mass left for invertible ones: all rows are equal
-            if eps is not None and small(eps) and len(getattr(n, "sensitive", ())) and k > 1:
-                for x in range(1, k):
-                    union(0, x)
-            continue
-        try:
-            E = n.eldp_matrix(k)
-        except (AttributeError, TypeError, ValueError):
-            E = None
-        if E is None:
-            continue
-        # budgets below TIE_BELOW are under float resolution: e^1e-15 - 1 is a few ulps,
-        # so no float matrix can be repaired onto them; such rows are tied (a restriction
-        # that costs at most about that budget in utility)
-        xs, xps = np.nonzero(((E <= 0) if exact else (E < TIE_BELOW)) & ~np.eye(k, dtype=bool))
-        for a, b in zip(xs.tolist(), xps.tolist()):
-            union(a, b)
+        # a component view of a notion (solvers/_labeled.py) has only the E-matrix view
+        pairs = n.tie_groups(k, below=below) if hasattr(n, "tie_groups") else Notion.tie_groups(n, k, below=below)
+        for a, b in pairs:
+            parent[find(a)] = find(b)
     groups: dict[int, list[int]] = {}
     for x in range(k):
         groups.setdefault(find(x), []).append(x)

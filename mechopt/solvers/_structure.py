@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._notions import LIP, BPLIP, ULDP, Notion
+from ..notions import Notion
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
 
     Conditions whose budget exceeds ``budget_cap`` are left out (a relaxation).
     """
-    from .._notions import _group_matrix
+    from ..notions._eldp import _group_matrix
 
     groups = []
     E_groups = np.full((k, k), np.inf)
@@ -104,11 +104,12 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
     rows_b = []
     fq, fs, fw, fb = [], [], [], []
     for n in notions:
-        if isinstance(n, ULDP) and not include_uldp:
+        if not getattr(n, "convex", True) and not include_uldp:
             continue
-        eps = getattr(n, "epsilon", None)
-        if isinstance(n, (LIP, BPLIP)) and eps is not None and eps > budget_cap:
-            continue
+        if math.isfinite(budget_cap) and hasattr(n, "relaxed"):  # a component view is relaxed below
+            n = n.relaxed(k, budget_cap)
+            if n is None:
+                continue
         cc = n.column_constraints(k)
         if cc.groups:
             kept = tuple(g for g in cc.groups if g[2] <= budget_cap)
@@ -157,8 +158,6 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
 
 def components(notions: list[Notion], k: int) -> list[np.ndarray]:
     """Input groups that form independent problems (E infinite both ways between them)."""
-    if any(isinstance(n, (LIP, BPLIP, ULDP)) for n in notions):
-        return [np.arange(k)]
     import networkx as nx
 
     E = np.full((k, k), np.inf)

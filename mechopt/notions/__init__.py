@@ -1,0 +1,36 @@
+"""Privacy notions: each one is a polyhedral condition on every output column.
+
+Every notion of docs/model.md constrains each column ``q = Q[:, y]`` of a channel separately
+by homogeneous linear inequalities (one exception: (ε, δ)-LIP with δ > 0). A notion
+object (:class:`Notion`) therefore offers
+
+* :meth:`Notion.column_constraints` — the H-representation ``A q <= b`` of one column,
+  with the clique groups ``max_{x in U} q[x] <= e^eps min_{x in L} q[x]`` kept as
+  groups so the solver can use two auxiliary variables instead of ``|U||L|`` rows;
+* :meth:`Notion.eldp_matrix`, :meth:`Notion.tie_groups`, :meth:`Notion.relaxed`,
+  :meth:`Notion.structured_rays` — the facts the solvers read;
+* :meth:`Notion.achieved` — the smallest budget the channel satisfies (float);
+* :meth:`Notion.check` — an exact check (delegated to :mod:`mechopt._verify`, which
+  shares no code with the solver);
+* :meth:`Notion.to_spec` — the problem-file notation (docs/formats.md).
+
+One module per family — :mod:`._eldp` (E-LDP, LDP, WC-LIP, block, high-low, metric),
+:mod:`._lip` (LIP, BP-LIP), :mod:`._uldp` — and :mod:`._registry`, the one list of names.
+Notions are written over input *indices* ``0..k-1``; labels in user-facing
+constructors are resolved by :meth:`Notion.bind` against the problem's inputs.
+"""
+
+from __future__ import annotations
+
+from ._base import ColumnConstraints, Notion
+from ._eldp import ELDP, LDP, WCLIP, BlockLDP, HighLowLDP, MetricLDP
+from ._lip import BPLIP, LIP, box_prior_vertices
+from ._registry import REGISTRY, NotionType, notion_from_spec, notion_names, register_notion
+from ._uldp import ULDP, uldp_roles
+
+for _cls in (ELDP, LDP, BlockLDP, HighLowLDP, MetricLDP, LIP, BPLIP, WCLIP, ULDP):
+    register_notion(_cls, builtin=True)
+
+__all__ = ["BPLIP", "ELDP", "LDP", "LIP", "REGISTRY", "ULDP", "WCLIP", "BlockLDP", "ColumnConstraints",
+           "HighLowLDP", "MetricLDP", "Notion", "NotionType", "box_prior_vertices", "notion_from_spec",
+           "notion_names", "register_notion", "uldp_roles"]

@@ -1,0 +1,292 @@
+"""The LIP family (Jiang et al.): LIP, (ε, δ)-LIP and bounded-prior LIP."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._errors import InputError
+from .._validation import check_delta, check_epsilon, check_number_or_inf, check_prior
+
+from ._base import ColumnConstraints, Notion
+
+INF = math.inf
+
+
+
+def _exact_sum_check(P: np.ndarray, eps: float, where: str, delta: float = 0.0) -> None:
+    """The prior as written must leave LIP satisfiable: ``e^-ε - δ <= sum P <= e^ε + δ`` exactly.
+
+    A prior is accepted when it sums to 1 within 1e-9, but LIP reads its decimals exactly:
+    every output column needs ``P·q <= e^ε q[x] + δ`` for all x, so (weighting by P) a sum
+    above ``e^ε`` leaves no channel at all when δ = 0 — at ε = 1e-10 a prior summing to
+    1 + 5e-10 is infeasible. The constant channel is feasible exactly when the bounds
+    above hold, so they are checked here, exactly.
+    """
+    from fractions import Fraction
+
+    from .._exact import exp_bounds
+
+    total = sum((Fraction(repr(float(v))) for v in P), Fraction(0))
+    if total == 1:
+        return
+    e_lo, _ = exp_bounds(Fraction(repr(float(eps))))
+    d = Fraction(repr(float(delta)))
+    if not (1 / e_lo - d <= total <= e_lo + d):
+        raise InputError(where, f"sums to {float(total)!r} as written; with epsilon = {eps!r} LIP is satisfiable only "
+                         "if the sum is within a factor e^epsilon of 1: write the prior's decimals to sum to 1")
+
+
+# -----------------------------------------------------------------------------
+# LIP family
+# -----------------------------------------------------------------------------
+
+
+def _lip_budget(Q: np.ndarray, prior: np.ndarray, delta: float = 0.0) -> float:
+    """Smallest ε with ``e^-ε q[x] - δ <= P·q <= e^ε q[x] + δ`` for all x and columns."""
+    Q = np.asarray(Q, dtype=float)
+    py = prior @ Q
+    worst = 0.0
+    # upper: q[x] <= e^ε (P·q + δ)  ->  ε >= log(q[x] / (P·q + δ))
+    # lower: P·q <= e^ε q[x] + δ    ->  ε >= log((P·q - δ) / q[x])
+    num1 = Q
+    den1 = py[None, :] + delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.any((num1 > 0) & (den1 <= 0)):
+            return INF
+        r1 = np.where(num1 > 0, np.log(num1 / np.where(den1 > 0, den1, 1)), -np.inf)
+        num2 = np.broadcast_to(py[None, :] - delta, Q.shape)
+        if np.any((num2 > 0) & (Q <= 0)):
+            return INF
+        r2 = np.where(num2 > 0, np.log(num2 / np.where(Q > 0, Q, 1)), -np.inf)
+    if Q.size:
+        worst = max(worst, float(np.max(r1)), float(np.max(r2)))
+    return worst
+
+
+@dataclass(frozen=True)
+class LIP(Notion):
+    """(ε, δ)-local information privacy for a known prior.
+
+    ``e^-ε Q[x,y] - δ <= P·Q[:,y] <= e^ε Q[x,y] + δ`` for all x, y (Jiang et al.
+    2022, eq. (4); δ = 0 is Jiang, Li, Tandon, Def. 3). With δ > 0 the condition is
+    not a cone: only the labeled LP supports it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n = LIP(1.0, prior=[0.5, 0.5])
+    >>> Q = np.array([[0.6, 0.4], [0.4, 0.6]])
+    >>> round(n.achieved(Q), 6)   # log(0.6 / 0.5)
+    0.223144
+    """
+
+    epsilon: float = 1.0
+    prior: Any = None
+    delta: float = 0.0
+    name = "lip"
+    fields = ("epsilon", "prior", "delta")
+    required = ("epsilon", "prior")
+    composition = "lip"
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        if self.prior is None:
+            raise InputError("prior", "LIP needs a prior (a list of probabilities, one per input)")
+        p = check_prior(self.prior, "prior")
+        d = check_delta(self.delta, "delta")
+        _exact_sum_check(p, self.epsilon, "prior", d)
+        p.setflags(write=False)
+        object.__setattr__(self, "prior", p)
+        object.__setattr__(self, "delta", d)
+
+    @property
+    def k(self) -> int:
+        return len(self.prior)
+
+    def bind(self, inputs: Sequence[str]) -> "LIP":
+        if len(self.prior) != len(inputs):
+            raise InputError("prior", f"must have one entry per input ({len(inputs)}), got {len(self.prior)}")
+        return self
+
+    @property
+    def priors(self) -> np.ndarray:
+        return np.asarray(self.prior)[None, :]
+
+    def column_constraints(self, k: int) -> ColumnConstraints:
+        return _lip_constraints(k, self.priors, self.epsilon, self.delta)
+
+    def achieved(self, Q: np.ndarray) -> float:
+        return _lip_budget(Q, np.asarray(self.prior), self.delta)
+
+    def to_spec(self, inputs: Sequence[str]) -> dict:
+        out = {"notion": "lip", "epsilon": self.epsilon, "prior": [float(v) for v in self.prior]}
+        if self.delta:
+            out["delta"] = self.delta
+        return out
+
+    def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
+        return _lip_ties(self.epsilon, self.delta, k, below)
+
+    def structured_rays(self, k: int) -> np.ndarray | None:
+        """Vertices of the slice ``{P·q = 1, e^-ε <= q <= e^ε}``: all coordinates at a bound but one."""
+        if self.delta > 0:
+            return None
+        from ..solvers._rays import lip_slice_vertices
+
+        return lip_slice_vertices(self.prior, self.epsilon)
+
+    def ray_count(self, k: int) -> int:
+        return k * 2 ** (k - 1)
+
+    @property
+    def is_cone(self) -> bool:
+        return self.delta == 0
+
+
+def _lip_constraints(k: int, priors: np.ndarray, eps: float, delta: float) -> ColumnConstraints:
+    e = math.exp(eps)
+    blocks = []
+    for P in priors:
+        eye = np.eye(k)
+        # q[x] - e^ε P·q <= e^ε δ ;  P·q - e^ε q[x] <= δ
+        blocks.append(eye - e * P[None, :])
+        blocks.append(P[None, :] - e * eye)
+    A = sp.csr_matrix(np.vstack(blocks))
+    b = np.concatenate([np.full(k, e * delta), np.full(k, delta)] * len(priors))
+    # the same rows with s_j = P_j·q: 2 non-zeros each instead of k + 1
+    n = len(priors)
+    eye = sp.identity(k, format="csr")
+    A_q = sp.vstack([sp.vstack([eye, -e * eye]) for _ in range(n)]).tocsr()
+    A_s = sp.csr_matrix((np.tile(np.concatenate([np.full(k, -e), np.ones(k)]), n),
+                         (np.arange(2 * k * n), np.repeat(np.arange(n), 2 * k))), shape=(2 * k * n, n))
+    return ColumnConstraints(k, A, b, factored=(A_q, A_s, np.asarray(priors, dtype=float)))
+
+
+def box_prior_vertices(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Vertices of ``{P : lower <= P <= upper, sum P = 1}``.
+
+    A vertex of a box cut by one hyperplane has at most one coordinate strictly
+    between its bounds; we enumerate those (``k 2^(k-1)`` candidates).
+
+    Examples
+    --------
+    >>> box_prior_vertices(np.array([0.2, 0.3]), np.array([0.7, 0.8]))
+    array([[0.2, 0.8],
+           [0.7, 0.3]])
+    """
+    k = len(lower)
+    if k > 20:
+        raise InputError("lower", f"box priors are supported up to 20 inputs, got {k}")
+    verts = set()
+    for j in range(k):
+        others = [i for i in range(k) if i != j]
+        for bits in itertools.product((0, 1), repeat=k - 1):
+            P = np.empty(k)
+            for i, bit in zip(others, bits):
+                P[i] = upper[i] if bit else lower[i]
+            P[j] = 1.0 - P[others].sum()
+            if lower[j] - 1e-12 <= P[j] <= upper[j] + 1e-12:
+                P[j] = min(max(P[j], lower[j]), upper[j])
+                verts.add(tuple(np.round(P, 15)))
+    return np.array(sorted(verts))
+
+
+@dataclass(frozen=True)
+class BPLIP(Notion):
+    """Bounded-prior LIP (Jiang et al. 2022, Def. 6): ε-LIP for every prior in a set.
+
+    The LIP condition is linear in the prior, so it holds on a convex set iff it holds
+    at the set's vertices. Give ``priors`` (a finite list) or a box ``lower``/``upper``
+    (intersected with the simplex; its vertices are enumerated).
+
+    Examples
+    --------
+    >>> n = BPLIP(1.0, lower=[0.2, 0.3], upper=[0.7, 0.8])
+    >>> n.priors.shape
+    (2, 2)
+    """
+
+    epsilon: float = 1.0
+    priors: Any = None
+    lower: Any = None
+    upper: Any = None
+    name = "bp_lip"
+    fields = ("epsilon", "priors", "lower", "upper")
+    required = ("epsilon",)
+    composition = "bp_lip"
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        if self.priors is not None:
+            if self.lower is not None or self.upper is not None:
+                raise InputError("priors", "give either 'priors' or 'lower'/'upper', not both")
+            if not isinstance(self.priors, (list, tuple, np.ndarray)) or len(self.priors) == 0:
+                raise InputError("priors", f"must be a non-empty list of priors, got {self.priors!r}")
+            ps = [check_prior(p, f"priors[{i}]") for i, p in enumerate(self.priors)]
+            if len({len(p) for p in ps}) != 1:
+                raise InputError("priors", "all priors must have the same length")
+            P = np.array(ps)
+            for i, p in enumerate(ps):
+                _exact_sum_check(p, self.epsilon, f"priors[{i}]")
+        else:
+            if self.lower is None or self.upper is None:
+                raise InputError("priors", "BP-LIP needs 'priors' or both 'lower' and 'upper'")
+            lo = np.array([check_number_or_inf(v, f"lower[{i}]") for i, v in enumerate(self.lower)])
+            hi = np.array([check_number_or_inf(v, f"upper[{i}]") for i, v in enumerate(self.upper)])
+            if len(lo) != len(hi):
+                raise InputError("upper", f"must have as many entries as 'lower' ({len(lo)}), got {len(hi)}")
+            for i in range(len(lo)):
+                if not (0 <= lo[i] <= hi[i] <= 1):
+                    raise InputError(f"lower[{i}]", f"must satisfy 0 <= lower <= upper <= 1, got lower={float(lo[i])!r}, "
+                                     f"upper={float(hi[i])!r}")
+            if lo.sum() > 1 + 1e-12 or hi.sum() < 1 - 1e-12:
+                raise InputError("lower", f"the box lower <= P <= upper contains no probability vector "
+                                 f"(sum(lower) = {float(lo.sum())!r}, sum(upper) = {float(hi.sum())!r})")
+            object.__setattr__(self, "lower", lo)
+            object.__setattr__(self, "upper", hi)
+            P = box_prior_vertices(lo, hi)
+        P.setflags(write=False)
+        object.__setattr__(self, "priors", P)
+
+    @property
+    def k(self) -> int:
+        return self.priors.shape[1]
+
+    def bind(self, inputs: Sequence[str]) -> "BPLIP":
+        if self.priors.shape[1] != len(inputs):
+            raise InputError("priors", f"must have one entry per input ({len(inputs)}), got {self.priors.shape[1]}")
+        return self
+
+    def column_constraints(self, k: int) -> ColumnConstraints:
+        return _lip_constraints(k, self.priors, self.epsilon, 0.0)
+
+    def achieved(self, Q: np.ndarray) -> float:
+        return max(_lip_budget(Q, P) for P in self.priors)
+
+    def to_spec(self, inputs: Sequence[str]) -> dict:
+        if self.lower is not None:
+            return {"notion": "bp_lip", "epsilon": self.epsilon,
+                    "lower": [float(v) for v in self.lower], "upper": [float(v) for v in self.upper]}
+        return {"notion": "bp_lip", "epsilon": self.epsilon, "priors": [[float(v) for v in P] for P in self.priors]}
+
+    def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
+        return _lip_ties(self.epsilon, 0.0, k, below)
+
+    def ray_count(self, k: int) -> int | None:
+        # a box's rays come from chains of 3 input sets (solvers/_exact_dd.py, measured
+        # 0.2-0.45 of 3^k); a list of priors goes through the double description
+        return 3**k // 2 if self.lower is not None else None
+
+
+
+
+def _lip_ties(eps: float, delta: float, k: int, below: float) -> list[tuple[int, int]]:
+    """At ε = 0 (δ = 0), ``q[x] <= P·q <= q[x]`` for every x: every row equals ``P·Q``."""
+    tied = (eps <= 0.0) if below == 0 else (eps < below)
+    return [(0, x) for x in range(1, k)] if tied and delta == 0 else []

@@ -1,0 +1,118 @@
+"""Utility-optimized LDP (Murakami & Kawamoto)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._errors import InputError
+from .._validation import check_epsilon
+
+from ._base import ColumnConstraints, Notion, _empty_constraints, _ratio_budget
+from ._eldp import _group_matrix, _resolve
+
+INF = math.inf
+
+
+
+# -----------------------------------------------------------------------------
+# ULDP
+# -----------------------------------------------------------------------------
+
+
+def uldp_roles(Q: np.ndarray, sensitive: Sequence[int]) -> list[str]:
+    """Role of each output column under ULDP: ``"invertible"`` or ``"protected"``.
+
+    A column is invertible when it has exactly one non-zero entry, at a non-sensitive
+    input (Murakami & Kawamoto, Def. 2); every other column must be protected.
+    """
+    Q = np.asarray(Q, dtype=float)
+    sens = set(int(s) for s in sensitive)
+    roles = []
+    for y in range(Q.shape[1]):
+        nz = np.flatnonzero(Q[:, y] > 0)
+        roles.append("invertible" if len(nz) == 1 and int(nz[0]) not in sens else "protected")
+    return roles
+
+
+@dataclass(frozen=True)
+class ULDP(Notion):
+    """Utility-optimized LDP (Murakami & Kawamoto, Def. 2).
+
+    Each output column is either *protected* (ε-LDP over all inputs) or *invertible*
+    (exactly one non-zero entry, at a non-sensitive input). The union of the two is
+    not convex: with labeled outputs, an output named like a non-sensitive input may
+    be either, and the solver chooses each such role with a binary variable (a MILP);
+    with free outputs the ray LP uses the rays of both kinds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n = ULDP(1.0, sensitive=[0])
+    >>> Q = np.array([[0.5, 0.5, 0.0], [0.4, 0.4, 0.2]])   # column 2 is invertible
+    >>> round(n.achieved(Q), 4)                           # log(0.5 / 0.4)
+    0.2231
+    """
+
+    epsilon: float = 1.0
+    sensitive: Any = ()
+    name = "uldp"
+    fields = ("epsilon", "sensitive")
+    required = ("epsilon", "sensitive")
+    composition = "additive"
+    convex = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
+
+    def bind(self, inputs: Sequence[str]) -> "ULDP":
+        s = _resolve(list(self.sensitive), inputs, "sensitive")
+        if len(set(s)) != len(s):
+            raise InputError("sensitive", "must not repeat a label")
+        return replace(self, sensitive=tuple(s))
+
+    def groups(self, k: int):
+        idx = np.arange(k)
+        return ((idx, idx, self.epsilon),)
+
+    def column_constraints(self, k: int) -> ColumnConstraints:
+        """Constraints of a *protected* column (ε-LDP over all inputs)."""
+        return replace(_empty_constraints(k), groups=self.groups(k), eldp=_group_matrix(k, self.groups(k)))
+
+    def achieved(self, Q: np.ndarray) -> float:
+        Q = np.asarray(Q, dtype=float)
+        roles = uldp_roles(Q, self.sensitive)
+        prot = [y for y, r in enumerate(roles) if r == "protected"]
+        if not prot:
+            return 0.0
+        k = Q.shape[0]
+        return _ratio_budget(Q[:, prot], np.arange(k), np.arange(k))
+
+    def to_spec(self, inputs: Sequence[str]) -> dict:
+        return {"notion": "uldp", "epsilon": self.epsilon, "sensitive": [inputs[x] for x in self.sensitive]}
+
+    def protected_part(self) -> Notion:
+        """A protected column meets ε-LDP over all inputs."""
+        from ._eldp import LDP
+
+        return LDP(self.epsilon)
+
+    def invertible_inputs(self, k: int) -> list[int]:
+        """An invertible column has one non-zero entry, at a non-sensitive input."""
+        return [x for x in range(k) if x not in set(self.sensitive)]
+
+    def validate_bound(self, k: int) -> None:
+        if k > 1 and not self.sensitive:
+            raise InputError("sensitive", "must name at least one sensitive input (else the notion constrains nothing)")
+
+    def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
+        """At ε = 0 a sensitive input's row is one constant protected column c with sum 1; every
+        other row matches c on the protected outputs and has no mass left for invertible ones."""
+        tied = (self.epsilon <= 0.0) if below == 0 else (self.epsilon < below)
+        return [(0, x) for x in range(1, k)] if tied and self.sensitive and k > 1 else []
+
+
