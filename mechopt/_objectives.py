@@ -8,8 +8,6 @@ where ``mu`` is convex and positively homogeneous of degree 1; the solver maximi
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._problem import Objective
@@ -74,8 +72,22 @@ def offset_sign(obj: Objective) -> tuple[float, float]:
     raise ValueError(obj.kind)
 
 
+def simplex_basis(k: int) -> np.ndarray:
+    """``B = [I; -1^T]`` (k x (k-1)), a basis of the simplex's tangent space (docs/model.md)."""
+    return np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
+
+
 def fisher_information(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
-    """``J = sum_y (B^T q_y)(B^T q_y)^T / (p0 . q_y)`` with ``B = [I; -1^T]`` (docs/model.md)."""
+    """``J = sum_y (B^T q_y)(B^T q_y)^T / (p0 . q_y)`` with ``B = [I; -1^T]`` (docs/model.md).
+
+    Outputs with ``p0 . q_y = 0`` carry nothing and are left out.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fisher_information(np.eye(2), np.array([0.5, 0.5])).tolist()
+    [[4.0]]
+    """
     Q = np.asarray(Q, dtype=float)
     G = Q[:-1, :] - Q[-1:, :]  # B^T q for every column, shape (k-1, m)
     py = np.asarray(p0) @ Q
@@ -84,11 +96,60 @@ def fisher_information(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
     return (G / py[keep]) @ G.T
 
 
+#: ``J`` counts as singular (the channel does not identify the distribution) when its
+#: condition number exceeds this: the smallest singular value of ``J^(1/2)`` is below
+#: ``1e-7`` times the largest
+MAX_FISHER_CONDITION = 1e14
+
+
+def risk_covariance(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
+    """Asymptotic covariance ``B J^-1 B^T`` of ``sqrt(n) (p_hat - p)`` for the efficient estimator.
+
+    The one implementation of the estimation risk of docs/model.md: the objective
+    ``estimation_variance`` (:func:`estimation_risk`), the closed forms'
+    :func:`mechopt.closed_forms.estimation_variance` and the runtime's
+    :func:`mechopt.runtime.estimation_covariance` all read it (they validate their
+    arguments first; this does not). ``J = A^T A`` with ``A = Q^T B / sqrt(p0 . q)``
+    is inverted through the singular values of ``A``, which squares no condition number.
+
+    Returns
+    -------
+    ndarray, shape (k, k)
+        ``B J^-1 B^T``; every entry ``inf`` when ``J`` is singular (condition number
+        above :data:`MAX_FISHER_CONDITION`). A single input has zero risk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> risk_covariance(np.eye(2), np.array([0.5, 0.5])).tolist()   # no noise: multinomial
+    [[0.25, -0.25], [-0.25, 0.25]]
+    """
+    Q = np.asarray(Q, dtype=float)
+    k = Q.shape[0]
+    if k == 1:
+        return np.zeros((1, 1))
+    lam = np.asarray(p0, dtype=float) @ Q
+    used = lam > 0  # an output no input emits under p0 carries nothing
+    B = simplex_basis(k)
+    A = (Q[:, used].T @ B) / np.sqrt(lam[used])[:, None]  # J = A^T A
+    if A.shape[0] < k - 1:
+        return np.full((k, k), np.inf)
+    try:
+        _, s, vt = np.linalg.svd(A, full_matrices=False)
+    except np.linalg.LinAlgError:
+        return np.full((k, k), np.inf)
+    if not np.all(np.isfinite(s)) or s[-1] <= s[0] / np.sqrt(MAX_FISHER_CONDITION):
+        return np.full((k, k), np.inf)
+    bw = B @ (vt.T / s)  # J^-1 = (V S^-1)(V S^-1)^T
+    return bw @ bw.T
+
+
 def estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
     """Asymptotic risk ``n E||p_hat - p||^2 ~ tr(B J^-1 B^T)`` of the efficient estimator.
 
     ``B = [I; -1^T]`` is a basis of the simplex's tangent space (docs/model.md). Returns
     ``inf`` when ``J`` is singular (the channel does not identify the distribution).
+    The trace of :func:`risk_covariance`.
 
     Examples
     --------
@@ -98,18 +159,7 @@ def estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
     >>> round(estimation_risk(krr, np.full(k, 0.1)), 1)
     242.5
     """
-    Q = np.asarray(Q, dtype=float)
-    k = Q.shape[0]
-    J = fisher_information(Q, p0)
-    try:
-        c = np.linalg.cond(J)
-        if not np.isfinite(c) or c > 1e14:
-            return math.inf
-        Jinv = np.linalg.inv(J)
-    except np.linalg.LinAlgError:
-        return math.inf
-    B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
-    return float(np.trace(B @ Jinv @ B.T))
+    return float(np.trace(risk_covariance(Q, p0)))
 
 
 def objective_scale(obj: Objective) -> float:

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..notions import uldp_roles as _uldp_roles
 from .._validation import check_channel, check_epsilon, check_prior, check_subset
 from ._common import exp_or_inf
 
@@ -218,17 +219,7 @@ def uldp_roles(Q: np.ndarray, sensitive: Sequence[int]) -> list[str]:
     ['invertible', 'protected']
     """
     Q = check_channel(Q)
-    S = set(check_subset(sensitive, Q.shape[0], "sensitive"))
-    roles = []
-    for y in range(Q.shape[1]):
-        nz = np.flatnonzero(Q[:, y] > _TINY)
-        if nz.size == 0:
-            roles.append("zero")
-        elif nz.size == 1 and int(nz[0]) not in S:
-            roles.append("invertible")
-        else:
-            roles.append("protected")
-    return roles
+    return _uldp_roles(Q, check_subset(sensitive, Q.shape[0], "sensitive"))
 
 
 def uldp_budget(Q: np.ndarray, sensitive: Sequence[int]) -> float:

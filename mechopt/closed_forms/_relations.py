@@ -17,7 +17,9 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import linprog
 
+from .._composition import lip_composition, lip_omega, lip_outer
 from .._errors import InputError, SolverError
+from ..notions import lip_cone_rows
 from .._validation import check_channel, check_epsilon, check_k, check_prior, check_probability
 from ._common import exp_or_inf
 
@@ -53,13 +55,6 @@ __all__ = [
 
 
 # -- cones and LPs ------------------------------------------------------------------
-
-
-def _lip_rows(P: np.ndarray, e: float) -> np.ndarray:
-    """``A`` with ``A q <= 0`` iff ``e^-eps q_z <= P.q <= e^eps q_z`` for all ``z``."""
-    k = P.size
-    eye = np.eye(k)
-    return np.vstack([eye / e - P[None, :], P[None, :] - e * eye])
 
 
 def _ldp_rows(k: int, e: float) -> np.ndarray:
@@ -153,7 +148,7 @@ def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
     """
     P = check_prior(prior)
     e = exp_or_inf(check_epsilon(epsilon))
-    return _max_log_ratio_over_cone(_lip_rows(P, e), P.size)
+    return _max_log_ratio_over_cone(lip_cone_rows(P, e), P.size)
 
 
 def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -166,12 +161,7 @@ def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
     1.48988
     """
-    P = check_prior(prior)
-    eps = check_epsilon(epsilon)
-    pmin = float(P.min())
-    if pmin == 0.0:
-        return 2 * eps
-    return min(2 * eps, math.log((math.exp(eps) - 1 + pmin) / pmin))
+    return lip_omega(check_epsilon(epsilon), float(check_prior(prior).min()))
 
 
 def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -182,10 +172,7 @@ def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(ldp_to_lip_bound([0.5, 0.5], math.log(3)), 6)
     0.693147
     """
-    P = check_prior(prior)
-    eps = check_epsilon(epsilon)
-    pmin = float(P.min())
-    return math.log(pmin + math.exp(eps) * (1 - pmin))
+    return lip_outer(check_epsilon(epsilon), float(check_prior(prior).min()))
 
 
 def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
@@ -266,7 +253,7 @@ def bp_lip_to_ldp_exact(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     """
     Ps = _priors(priors)
     e = exp_or_inf(check_epsilon(epsilon))
-    A = np.vstack([_lip_rows(P, e) for P in Ps])
+    A = np.vstack([lip_cone_rows(P, e) for P in Ps])
     return _max_log_ratio_over_cone(A, Ps[0].size)
 
 
@@ -279,11 +266,7 @@ def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     1.48988
     """
     Ps = _priors(priors)
-    eps = check_epsilon(epsilon)
-    best = max(float(P.min()) for P in Ps)
-    if best == 0.0:
-        return 2 * eps
-    return min(2 * eps, math.log((math.exp(eps) - 1 + best) / best))
+    return lip_omega(check_epsilon(epsilon), max(float(P.min()) for P in Ps))
 
 
 def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -295,9 +278,7 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     0.789728
     """
     Ps = _priors(priors)
-    eps = check_epsilon(epsilon)
-    m = min(float(P.min()) for P in Ps)
-    return math.log(m + math.exp(eps) * (1 - m))
+    return lip_outer(check_epsilon(epsilon), min(float(P.min()) for P in Ps))
 
 
 def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -398,7 +379,7 @@ def lip_to_di_exact(prior: Sequence[float], epsilon: float) -> float:
     """
     P = check_prior(prior)
     e = exp_or_inf(check_epsilon(epsilon))
-    A = _lip_rows(P, e)
+    A = lip_cone_rows(P, e)
     k = P.size
     best = 0.0
     for x in range(k):
@@ -493,12 +474,6 @@ def compose_sequential(*channels: np.ndarray) -> np.ndarray:
     return out
 
 
-def _omega(eps: float, pm: float) -> float:
-    if pm == 0.0:
-        return 2 * eps
-    return min(2 * eps, math.log((math.exp(eps) - 1 + pm) / pm))
-
-
 def _epsilons(epsilons: Sequence[float]) -> list[float]:
     if not isinstance(epsilons, (list, tuple, np.ndarray)) or len(epsilons) == 0:
         raise InputError("epsilons", f"must be a non-empty list of budgets, got {epsilons!r}")
@@ -515,11 +490,9 @@ def lip_composition_bound(prior: Sequence[float], epsilons: Sequence[float]) -> 
     >>> round(lip_composition_bound([0.5, 0.5], [math.log(2)]), 6)
     0.693147
     """
-    P = check_prior(prior)
+    pm = float(check_prior(prior).min())
     eps = _epsilons(epsilons)
-    pm = float(P.min())
-    total = sum(_omega(e, pm) for e in eps)
-    return math.log(pm + math.exp(total) * (1 - pm))
+    return lip_composition(eps, [pm] * len(eps), pm)
 
 
 def bp_lip_composition_bound(priors: Sequence[Sequence[float]], epsilons: Sequence[float]) -> float:
@@ -534,10 +507,8 @@ def bp_lip_composition_bound(priors: Sequence[Sequence[float]], epsilons: Sequen
     """
     Ps = _priors(priors)
     eps = _epsilons(epsilons)
-    min_p = min(float(P.min()) for P in Ps)
-    max_p = max(float(P.min()) for P in Ps)
-    total = sum(_omega(e, max_p) for e in eps)
-    return math.log(min_p + math.exp(total) * (1 - min_p))
+    mins = [float(P.min()) for P in Ps]
+    return lip_composition(eps, [max(mins)] * len(eps), min(mins))
 
 
 def sequential_composition_bound(joint: np.ndarray, epsilons: Sequence[float]) -> float:
@@ -563,12 +534,8 @@ def sequential_composition_bound(joint: np.ndarray, epsilons: Sequence[float]) -
     if J.ndim != len(eps):
         raise InputError("epsilons", f"need one budget per variable ({J.ndim}), got {len(eps)}")
     check_prior(J.ravel(), "joint")
-    total = 0.0
-    for axis, e in enumerate(eps):
-        marginal = J.sum(axis=tuple(a for a in range(J.ndim) if a != axis))
-        total += _omega(e, float(marginal.min()))
-    pj = float(J.min())
-    return math.log(pj + math.exp(total) * (1 - pj))
+    marginal_mins = [float(J.sum(axis=tuple(a for a in range(J.ndim) if a != axis)).min()) for axis in range(J.ndim)]
+    return lip_composition(eps, marginal_mins, float(J.min()))
 
 
 # -- Lemma 3, Cor 6, Cor 7: transferability -------------------------------------------

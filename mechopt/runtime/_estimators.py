@@ -14,9 +14,10 @@ the estimators of ``p`` are
 and, for a known prior (paper 000, Jiang, Li, Tandon), the Bayes (MMSE) aggregates
 :func:`mmse_aggregate` (000 §III eq. 10) and :func:`mmse_histogram` (000 eq. 30).
 
-:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of docs/model.md (the solver of
-the ``estimation_variance`` objective imports it), and :func:`variance_report` turns it
-into standard errors and confidence intervals.
+:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of docs/model.md (computed by
+:func:`mechopt._objectives.risk_covariance`, the one implementation the solver's
+``estimation_variance`` objective and the closed forms read too), and
+:func:`variance_report` turns it into standard errors and confidence intervals.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mechopt._validation import check_prior
 from mechopt._errors import InputError
+from mechopt._objectives import evaluate, risk_covariance, simplex_basis
+from mechopt._problem import Objective
+from mechopt._validation import check_prior
 from mechopt.runtime._sampling import as_channel
 
 __all__ = [
@@ -75,11 +78,6 @@ def _as_distribution(p: ArrayLike, k: int, field: str, *, positive: bool = False
                                               "estimate)")
 
 
-def _simplex_basis(k: int) -> np.ndarray:
-    """``B = [I; -1ᵀ]`` (k × (k-1)), a basis of the simplex's tangent space (docs/model.md)."""
-    return np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
-
-
 def _design(Q: np.ndarray) -> np.ndarray:
     """``Qᵀ B`` (m × (k-1)) and check that the rows of ``Q`` are independent."""
     k = Q.shape[0]
@@ -87,7 +85,7 @@ def _design(Q: np.ndarray) -> np.ndarray:
         raise InputError("Q", f"has rank {np.linalg.matrix_rank(Q)} < k = {k}: the input "
                               "distribution is not identifiable from the reports by "
                               "inversion; use the 'em' method (maximum likelihood)")
-    return Q.T @ _simplex_basis(k)
+    return Q.T @ simplex_basis(k)
 
 
 # --------------------------------------------------------------------------- risk
@@ -130,19 +128,8 @@ def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
     True
     """
     Q = as_channel(Q)
-    k = Q.shape[0]
-    p0 = _as_distribution(p0, k, "p0", positive=True)
-    if k == 1:
-        return np.zeros((1, 1))
-    lam = p0 @ Q
-    used = lam > 0  # p0 > 0, so lam == 0 only for an all-zero column, which carries nothing
-    A = (Q[:, used].T @ _simplex_basis(k)) / np.sqrt(lam[used])[:, None]  # J = AᵀA
-    _, s, vt = np.linalg.svd(A, full_matrices=False)
-    if s.size < k - 1 or s[-1] <= 1e-12 * max(s[0], 1.0):
-        return np.full((k, k), np.inf)
-    w = vt.T / s  # J⁻¹ = w wᵀ
-    bw = _simplex_basis(k) @ w
-    return bw @ bw.T
+    p0 = _as_distribution(p0, Q.shape[0], "p0", positive=True)
+    return risk_covariance(Q, p0)
 
 
 def estimation_risk(Q: ArrayLike, p0: ArrayLike) -> float:
@@ -510,6 +497,13 @@ def _mmse_setup(Q: ArrayLike, prior: ArrayLike) -> tuple[np.ndarray, np.ndarray,
     return Q, prior, joint
 
 
+def _values(values: ArrayLike, k: int) -> np.ndarray:
+    f = np.asarray(values, dtype=float)
+    if f.shape != (k,) or not np.all(np.isfinite(f)):
+        raise InputError("values", f"must be {k} finite numbers (one per input), got {values!r}")
+    return f
+
+
 def mmse_decoder(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> np.ndarray:
     """Posterior means ``E[f(X) | Y = y]`` under the prior, one per output (000 eq. 10).
 
@@ -541,10 +535,7 @@ def mmse_decoder(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> np.ndarra
     [0.25, 0.75]
     """
     Q, prior, joint = _mmse_setup(Q, prior)
-    f = np.asarray(values, dtype=float)
-    if f.shape != (Q.shape[0],) or not np.all(np.isfinite(f)):
-        raise InputError("values", f"must be {Q.shape[0]} finite numbers (one per input), "
-                                   f"got {values!r}")
+    f = _values(values, Q.shape[0])
     lam = joint.sum(axis=0)
     num = f @ joint
     out = np.full(Q.shape[1], float(prior @ f))
@@ -673,12 +664,12 @@ def mmse_risk(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> float:
     >>> mmse_risk([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0, 1])
     0.1875
     """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    post = mmse_decoder(Q, prior, values)
-    f = np.asarray(values, dtype=float)
-    mean = prior @ f
-    lam = joint.sum(axis=0)
-    return float(prior @ (f - mean) ** 2 - lam @ (post - mean) ** 2)
+    Q, prior, _ = _mmse_setup(Q, prior)
+    f = _values(values, Q.shape[0])
+    # the objective ``mmse`` of docs/model.md (the one measures layer); it is the same
+    # for f and f - E f, and the centred values keep the difference of two large terms
+    # out of the result when f has a large mean
+    return float(evaluate(Objective("mmse", prior, values=f - prior @ f), Q))
 
 
 def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
@@ -703,7 +694,5 @@ def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
     >>> mmse_histogram_risk([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5])
     0.375
     """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    lam = joint.sum(axis=0)
-    used = lam > 0
-    return float(1.0 - np.sum(joint[:, used] ** 2 / lam[used]))
+    Q, prior, _ = _mmse_setup(Q, prior)
+    return float(evaluate(Objective("histogram_mse", prior), Q))

@@ -41,10 +41,10 @@ from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
 from mechopt._identifiability import NotIdentifiableError, identifiability
+from mechopt._objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
     _as_distribution,
-    _simplex_basis,
     estimate_em,
     estimate_inversion,
     estimate_projected,
@@ -135,18 +135,13 @@ def _z(level: float) -> float:
 
 def _fisher_covariance(Q: np.ndarray, p: np.ndarray, n: float) -> np.ndarray:
     """``B J⁻¹ Bᵀ / n``, ``J = Σ_y (Bᵀq_y)(Bᵀq_y)ᵀ / λ_y`` at ``λ = Qᵀ p`` (outputs with λ > 0)."""
-    k = Q.shape[0]
-    B = _simplex_basis(k)
-    lam = p @ Q
-    used = lam > 0
-    A = (Q[:, used].T @ B) / np.sqrt(lam[used])[:, None]
-    J = A.T @ A
-    return B @ np.linalg.pinv(J) @ B.T / n
+    B = simplex_basis(Q.shape[0])
+    return B @ np.linalg.pinv(fisher_information(Q, p)) @ B.T / n
 
 
 def _inversion_covariance(Q: np.ndarray, freq: np.ndarray, n: float) -> np.ndarray:
     """Covariance of the linear inversion estimator at the observed frequencies."""
-    B = _simplex_basis(Q.shape[0])
+    B = simplex_basis(Q.shape[0])
     P = np.linalg.pinv(Q.T @ B)  # (k-1) × m
     sigma = (np.diag(freq) - np.outer(freq, freq)) / n
     return B @ P @ sigma @ P.T @ B.T
