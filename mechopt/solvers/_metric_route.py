@@ -108,13 +108,27 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     cost = np.asarray(cost, dtype=float)
     a, b = _pairs(E)
     deadline = None if time_limit is None else t0 + float(time_limit)
+    last: dict = {}
+
+    def closes(Qi, mu, Pi) -> bool:
+        # the exported channel pays a little more in the repair: ask for half the gap
+        Qs = snap_to_cone(np.maximum(Qi, 0.0), E)
+        obj = float(np.sum(cost * Qs))
+        lb = safe_bound_from_duals(E, cost, a, b, mu, Pi)
+        last.update(Q=Qs, objective=obj, bound=lb, checks=last.get("checks", 0) + 1)
+        return math.isfinite(lb) and obj - lb <= 0.5 * rel_gap * max(abs(obj), 1e-300)
+
     r = metric_ipm(cost, a, b, np.exp(E[a, b]), tol=min(IPM_TOL, 0.01 * rel_gap), deadline=deadline,
-                   progress=progress)
+                   progress=progress, enough=closes, check_below=rel_gap)
     t = time.perf_counter()
-    Q = snap_to_cone(np.maximum(r.Q, 0.0), E)
-    objective = float(np.sum(cost * Q))
-    bound = safe_bound_from_duals(E, cost, a, b, r.mu, r.Pi)
+    if "Q" in last and r.message.startswith("the caller's test"):
+        Q, objective, bound = last["Q"], last["objective"], last["bound"]
+    else:
+        Q = snap_to_cone(np.maximum(r.Q, 0.0), E)
+        objective = float(np.sum(cost * Q))
+        bound = safe_bound_from_duals(E, cost, a, b, r.mu, r.Pi)
     stats = dict(r.stats, ipm_status=r.status, snap_bound_s=time.perf_counter() - t, pairs_active=len(a),
+                 bound_checks=last.get("checks", 0),
                  total_s=time.perf_counter() - t0, time_limit_hit=r.status == "time limit")
     closed = math.isfinite(bound) and objective - bound <= rel_gap * max(abs(objective), 1e-300)
     message = "" if closed else (f"{r.message}; " if r.message else "") + (
