@@ -252,10 +252,9 @@ def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "aut
 
 
 def _step(v: np.ndarray, dv: np.ndarray) -> float:
-    neg = dv < 0
-    if not neg.any():
-        return 1.0
-    return min(1.0, float(np.min(v[neg] / -dv[neg])))
+    """The largest ``t <= 1`` with ``v + t dv >= 0`` (``v > 0``): ``1 / max(1, max(-dv / v))``."""
+    r = float(np.max(-dv / v))
+    return 1.0 if r <= 1.0 else 1.0 / r
 
 
 def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
