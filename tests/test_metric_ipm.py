@@ -168,3 +168,23 @@ def test_ipm_on_outputs_other_than_the_inputs():
     assert r.status == "optimal"
     assert r.bound <= opt * (1 + 1e-12) and abs(r.objective - opt) <= 1e-7 * opt
     assert not math.isinf(r.bound)
+
+
+def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
+    from mechopt.solvers._metric_route import ipm_preferred
+
+    def grid_E(n):
+        pl = Places.grid(n, n)
+        E = np.full((pl.k, pl.k), np.inf)
+        np.fill_diagonal(E, 0.0)
+        for a, b, w in pl.grid_edges():
+            E[a, b] = E[b, a] = EPS * w
+        return E
+
+    assert ipm_preferred(grid_E(13), 169)  # 169 places, band blocks of 13
+    rng = np.random.default_rng(14)
+    E = rng.uniform(0.5, 1.0, (160, 160))  # every pair, no band order: dense blocks
+    np.fill_diagonal(E, 0.0)
+    assert not ipm_preferred(E, 160)
+    assert ipm_preferred(E[:100, :100], 100)  # dense blocks on few places
+    assert not ipm_preferred(E[:100, :100], 10**6)  # the (pairs x outputs) arrays would not fit

@@ -312,7 +312,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
             method != "auto" or k >= 25):
         from ._metric_route import metric_labeled
 
-        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=time_limit, progress=progress)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
+        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress)
         if sol is not None and sol.Q is not None:
             sol.stats["total_s"] = time.perf_counter() - t0
             sol.bound = -math.inf if sol.bound is None else sol.bound

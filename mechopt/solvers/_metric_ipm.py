@@ -369,6 +369,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     status, message = "stalled", ""
     history: list[float] = []
     t_factor = 0.0
+    t_step, t_prev = 0.0, None  # the last iteration's duration
     it = 0
     for it in range(max_iter + 1):
         r_link = 1.0 - q.sum(1)
@@ -393,9 +394,14 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         if it == max_iter:
             message = f"iteration limit at relative gap {rel:.1e}"
             break
-        if deadline is not None and time.perf_counter() > deadline:
+        now = time.perf_counter()
+        if deadline is not None and now + t_step > deadline:
+            # the next iteration would end after the deadline (it takes about as long as the last)
             status, message = "time limit", f"time limit at relative gap {rel:.1e}"
             break
+        if t_prev is not None:
+            t_step = now - t_prev
+        t_prev = now
         tt = time.perf_counter()
         try:
             Mm = lin.factor(z / q, pi / s)

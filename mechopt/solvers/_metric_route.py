@@ -11,7 +11,7 @@ multipliers, so an iterate stopped early (time limit, stall) still has a proven 
 
 :func:`metric_labeled` is what :func:`._labeled.solve_labeled` calls: ``method="ipm"``
 runs the IPM, ``"decompose"`` the decomposition over outputs (:mod:`._metric_lp`), and
-``"auto"`` the IPM when its arrays fit (:data:`IPM_MAX_ENTRIES`), then the decomposition
+``"auto"`` the IPM where it was measured to win (:func:`ipm_preferred`), then the decomposition
 with the time left if the IPM's proven gap is above the tolerance (the better channel
 and the larger bound are kept). Measured in docs/geo.md.
 """
@@ -31,6 +31,8 @@ from ._safe_bound import _U, Transposed
 #: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
 #: array (~1.6 GB in total) ``auto`` takes the decomposition instead
 IPM_MAX_ENTRIES = 20_000_000
+#: ``auto`` takes the IPM with dense blocks (no band order) up to this many places
+IPM_DENSE_MAX_K = 150
 #: the IPM stops at this relative complementarity gap (the proven gap must reach the
 #: caller's tolerance, 1e-7 for labeled problems, after the snap and the repair)
 IPM_TOL = 1e-9
@@ -43,11 +45,21 @@ def _pairs(E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.int64), b.astype(np.int64)
 
 
-def ipm_fits(E: np.ndarray, m: int) -> bool:
-    """Whether the IPM's (pairs x outputs) arrays stay below :data:`IPM_MAX_ENTRIES`."""
+def ipm_preferred(E: np.ndarray, m: int) -> bool:
+    """Whether ``auto`` takes the IPM: where the benchmark shows it wins (docs/geo.md).
+
+    Its (pairs x outputs) arrays must stay below :data:`IPM_MAX_ENTRIES`, and either
+    k <= :data:`IPM_DENSE_MAX_K` (dense blocks: 10×10 Euclidean, 6 464 pairs) or the
+    pairs have a band order with block size ``<= k / 4`` (grids' neighbours, sparse
+    spanners: 20×20 and 32×32 grids).
+    """
+    from ._metric_ipm import band_order
+
     k = E.shape[0]
-    P = int((np.isfinite(E) & ~np.eye(k, dtype=bool)).sum())
-    return P * m <= IPM_MAX_ENTRIES
+    a, b = _pairs(E)
+    if len(a) * m > IPM_MAX_ENTRIES:
+        return False
+    return k <= IPM_DENSE_MAX_K or 4 * band_order(k, a, b)[1] <= k
 
 
 def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.ndarray, mu: np.ndarray,
@@ -107,7 +119,8 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     E = np.asarray(E, dtype=float)
     cost = np.asarray(cost, dtype=float)
     a, b = _pairs(E)
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    # keep a little of the limit for what follows the last iteration (snap, bound, repair, verification)
+    deadline = None if time_limit is None else t0 + float(time_limit) - min(0.05 * float(time_limit), 30.0)
     last: dict = {}
 
     def closes(Qi, mu, Pi) -> bool:
@@ -151,10 +164,11 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     if E is None:
         return None
     t_build = time.perf_counter() - t0
-    use_ipm = method == "ipm" or (method == "auto" and ipm_fits(E, m))
+    use_ipm = method == "ipm" or (method == "auto" and ipm_preferred(E, m))
     runs: list[tuple[str, MetricLPResult]] = []
     if use_ipm:
-        runs.append(("ipm", solve_metric_ipm(E, cost, rel_gap=rel_gap, time_limit=time_limit, progress=progress)))
+        tl = None if time_limit is None else max(time_limit - t_build, 0.0)
+        runs.append(("ipm", solve_metric_ipm(E, cost, rel_gap=rel_gap, time_limit=tl, progress=progress)))
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     if not runs or (method == "auto" and runs[0][1].status != "optimal" and (left is None or left > 1.0)):
         runs.append(("decompose", solve_metric_lp(E, cost, time_limit=left, progress=progress)))
