@@ -188,3 +188,16 @@ def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
     assert not ipm_preferred(E, 160)
     assert ipm_preferred(E[:100, :100], 100)  # dense blocks on few places
     assert not ipm_preferred(E[:100, :100], 10**6)  # the (pairs x outputs) arrays would not fit
+
+
+def test_auto_falls_back_to_the_decomposition_when_the_ipm_does_not_close_the_gap(monkeypatch):
+    import mechopt.solvers._metric_route as route
+
+    E, cost, doc = _problem(5, "grid", 9)  # (a seed whose prior has no symmetry: no orbit LP)
+    real = route.solve_metric_ipm
+    monkeypatch.setattr(route, "solve_metric_ipm", lambda E, cost, **kw: real(E, cost, time_limit=0.0))
+    res = mechopt.solve(doc, quiet=True)
+    assert res.stats["method"] == "decompose" and set(res.stats["tried"]) == {"ipm", "decompose"}
+    assert res.stats["tried"]["ipm"]["status"] == "feasible"
+    assert res.status == "optimal" and res.certificate.verified
+    assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
