@@ -19,7 +19,8 @@ from ._result import SolveResult
 from .solvers._design import DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe
 from .solvers._labeled import solve_labeled
 from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
-from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
+from .solvers._rays import (MAX_ENUMERATED, DoubleDescriptionError, enumerate_rays, ray_count_estimate,
+                            relax_notions)
 from .solvers._safe_bound import ray_upper_bound
 from .solvers._structure import BUDGET_CAP
 from .solvers._repair import repair
@@ -330,7 +331,10 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         # budgets above BUDGET_CAP are left out (a relaxation: its rays give a valid bound,
         # and the channel is repaired into the full notions at a cost of about m e^-30)
         relaxed = relax_notions(list(problem.notions), k, BUDGET_CAP)
-        V, inv = enumerate_rays(relaxed, k)
+        try:
+            V, inv = _relaxed_rays(problem, relaxed)
+        except DoubleDescriptionError as err:
+            return _constant_fallback(problem, timings, {}, f"the extreme rays could not be enumerated ({err})")
         timings["rays"] = time.perf_counter() - t
         # every notion's cone contains the constant column, so with free outputs the
         # constant channel is always feasible: an empty or infeasible ray set means
@@ -373,6 +377,25 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     return res
 
 
+def _relaxed_rays(problem: Problem, relaxed: list) -> tuple[np.ndarray, np.ndarray]:
+    """Rays of the relaxed notions; ULDP's invertible unit rays only where the full notions allow them.
+
+    The relaxation drops budgets above the cap, and with them the conditions a unit column
+    ``e_x`` breaks (``q[x] <= e^300 q[x']`` with ``q[x'] = 0``): such a column cannot be
+    repaired by mixing (invertible columns are not mixed), so it is left out. The unit
+    rays kept are exactly the invertible columns the problem allows, so the ray set still
+    spans every feasible column and the ray LP's bound stays valid.
+    """
+    from ._verify import check_notion
+
+    V, inv = enumerate_rays(relaxed, problem.k)
+    full = [n for n in problem.notions if not isinstance(n, ULDP)]
+    if inv.any() and full:
+        ok = np.array([not inv[j] or all(check_notion(V[:, [j]], n).ok for n in full) for j in range(V.shape[1])])
+        V, inv = V[:, ok], inv[ok]
+    return V, inv
+
+
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
     from .solvers._repair import tied_rows
 
@@ -385,7 +408,11 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
                      "them), so no channel identifies the input distribution: estimation_variance is infinite",
                      timings)
     t = time.perf_counter()
-    V, inv = enumerate_rays(list(problem.notions), k)
+    # budgets above BUDGET_CAP are left out as for the other objectives: at eps = 300 the
+    # cone's rays hold e^-300 next to 1, the double description fails or loses them and
+    # no design identifies the distribution; the relaxation's design is repaired into the
+    # full notions and its lower bound stays valid
+    V, inv = _relaxed_rays(problem, relax_notions(list(problem.notions), k, BUDGET_CAP))
     timings["rays"] = time.perf_counter() - t
     V = V / V.max(axis=0, keepdims=True)
     R = V.shape[1]

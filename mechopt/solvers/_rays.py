@@ -28,6 +28,10 @@ from ._structure import column_system
 MAX_ENUMERATED = 300_000
 
 
+class DoubleDescriptionError(SolverError):
+    """pycddlib's floating-point double description gave up ("numerical inconsistency")."""
+
+
 def staircase_count(k: int) -> int:
     return 2**k - 2
 
@@ -170,7 +174,7 @@ def cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
     found = [f for f in found if len(f)]
     if not found:
         if errors:
-            raise SolverError(f"double description failed: {errors[0]}")
+            raise DoubleDescriptionError(f"double description failed: {errors[0]}")
         return np.zeros((k, 0))
     rays = np.vstack(found)
     _, first = np.unique(np.round(rays, 12), axis=0, return_index=True)
@@ -222,8 +226,16 @@ def eldp_rays(E: np.ndarray) -> np.ndarray:
                     rows.append([E[x, xp]] + list(-a))
         if not rows:
             continue
+        # the vertices scale with the budgets: solve for budgets / c, multiply by c, so that
+        # budgets of 1e-8 (a metric at tiny eps) are not below cdd's zero tolerance (~1e-7)
+        c = max(r[0] for r in rows)
+        c = c if c > 0 else 1.0
+        rows = [[r[0] / c] + r[1:] for r in rows]
         mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
-        gens = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        try:
+            gens = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        except RuntimeError as err:  # cdd's "numerical inconsistency" (budgets 1e-9 next to 1e-5)
+            raise DoubleDescriptionError(f"double description failed: {str(err).strip()}") from None
         gen = np.array(gens.array, dtype=float)
         if gen.size == 0 or gens.lin_set:
             continue  # a line in the polyhedron: no vertex, no ray of this support
@@ -231,7 +243,7 @@ def eldp_rays(E: np.ndarray) -> np.ndarray:
         if not len(verts) and all(r[0] == 0 for r in rows):
             verts = np.zeros((1, len(S) - 1))  # cdd leaves out a pointed cone's apex
         for g in verts:
-            u = np.concatenate([[0.0], g])
+            u = np.concatenate([[0.0], g * c])
             v = np.zeros(k)
             v[S] = np.exp(u - u.max())
             rays.append(v)

@@ -1,0 +1,112 @@
+"""Defects found by the fuzzer (benchmarks/fuzz.py), each as its minimal reproducer.
+
+Every expected value is an independent fact (a closed form, a channel built and verified
+here), never a number read from mechopt's own output.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from mechopt import load_problem, solve, verify
+
+
+def _solve(doc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # identifiability notes
+        return solve(doc, quiet=True)
+
+
+def _binary_rr_histogram_mse(eps: float) -> float:
+    """Histogram MSE of binary randomized response at eps, uniform prior: 1 - sum_x Pr(x | y)^2."""
+    e = math.exp(eps)
+    return 1.0 - (e * e + 1.0) / (e + 1.0) ** 2
+
+
+def test_free_uldp_drops_unit_rays_that_a_relaxed_notion_forbids():
+    # fuzz seed 1 #36: ULDP with WC-LIP at eps = 300. The budget above 30 is relaxed away
+    # for the ray enumeration, and the unit (invertible) ray of the non-sensitive input was
+    # kept although WC-LIP forbids any zero entry: the channel could not be repaired and the
+    # constant channel (0.5) was exported as "feasible". No column may be a unit vector
+    # here, so the problem is binary LDP(1): randomized response is optimal.
+    doc = {"k": 2, "outputs": "free", "objective": {"kind": "histogram_mse"},
+           "privacy": [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["0"]}, {"notion": "wc_lip", "epsilon": 300.0}]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert r.objective == pytest.approx(_binary_rr_histogram_mse(1.0), rel=1e-9)
+    assert verify(r.mechanism.matrix, list(load_problem(doc).notions)).verified
+
+
+def test_free_uldp_with_a_large_metric_budget_is_not_the_constant_channel():
+    # fuzz seed 2 #140 (shrunk): metric at eps = 20 on an edge of length 2.9 (budget 58,
+    # relaxed) next to ULDP; the unit ray at x1 broke the metric and the export fell back to
+    # the constant channel. k-RR at the ULDP budget is feasible and much better.
+    doc = {"inputs": ["x0", "x1", "x2"], "outputs": "free", "objective": {"kind": "histogram_mse"},
+           "privacy": [{"notion": "metric", "epsilon": 20.0, "edges": [["x0", "x1", 2.9], ["x1", "x2", 1.7]]},
+                       {"notion": "uldp", "epsilon": 1.0, "sensitive": ["x2"]}]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    e = math.exp(1.0)
+    krr = (np.eye(3) * (e - 1) + 1) / (e + 2)
+    assert verify(krr, list(load_problem(doc).notions)).verified
+    krr_value = 1 - sum(((krr[:, y] / 3) ** 2).sum() / (krr[:, y].sum() / 3) for y in range(3))
+    assert r.objective <= krr_value + 1e-12
+
+
+def test_estimation_variance_at_budget_300_is_the_identity_channels_risk():
+    # fuzz seed 2 #62: LIP at eps = 678.52 with BP-LIP at 300. The design enumerated the rays
+    # of the unrelaxed cone (entries e^-300 next to 1): one ray survived and the answer was
+    # "error: no channel identifies the input distribution". At such budgets the identity
+    # channel, slightly mixed, is feasible; its risk n E|p_hat - p|^2 = sum_x p0(1 - p0) is a
+    # lower bound for every channel (no channel beats observing X), so it is the optimum.
+    p0 = [0.14, 0.45, 0.2, 0.14, 0.07]
+    doc = {"inputs": ["x0", "x1", "x2", "x3", "x4"], "outputs": "free",
+           "privacy": [{"notion": "lip", "epsilon": 678.52, "prior": [0.222, 0.003, 0.0, 0.019, 0.756]},
+                       {"notion": "bp_lip", "epsilon": 300.0,
+                        "priors": [[0.22907168137933673, 0.03186821682880034, 0.0352153197215512,
+                                    0.0069999038362040045, 0.6968448782341078]]}],
+           "objective": {"kind": "estimation_variance", "prior": p0}}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert r.objective == pytest.approx(1 - sum(p * p for p in p0), rel=1e-9)
+
+
+def test_estimation_variance_bp_lip_at_budget_300_is_solved():
+    # the same at k = 2 failed with "double description failed: numerical inconsistency"
+    doc = {"k": 2, "outputs": "free", "privacy": [{"notion": "bp_lip", "epsilon": 300, "priors": [[0.5, 0.5]]}],
+           "objective": {"kind": "estimation_variance"}}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert r.objective == pytest.approx(0.5, rel=1e-9)
+
+
+def test_double_description_failure_is_a_feasible_fallback_not_a_crash():
+    # fuzz seed 2 #57: cdd's "numerical inconsistency" (a RuntimeError) escaped solve()
+    doc = {"inputs": ["x0", "x1", "x2", "x3", "x4", "x5"], "outputs": "free",
+           "privacy": [{"notion": "block", "epsilon": 1e-09, "blocks": [["x2"], ["x0"], ["x4", "x5"], ["x1"], ["x3"]]},
+                       {"notion": "wc_lip", "epsilon": 2.05e-05}],
+           "objective": {"kind": "mutual_information"}}
+    r = _solve(doc)
+    assert r.status in ("optimal", "feasible"), r.message
+    assert verify(r.mechanism.matrix, list(load_problem(doc).notions)).verified
+
+
+def test_estimation_variance_metric_at_tiny_budget_is_binary_rr():
+    # fuzz seed 3 #207: a metric at eps = 1.04e-8 (budget 1.4e-8 on the only edge) lost the
+    # non-constant rays in the log-space double description (budgets below cdd's zero
+    # tolerance) and the design said "no channel identifies the input distribution".
+    # For two inputs, binary randomized response is optimal; its risk at p0 = (1/2, 1/2) is
+    # n E|p_hat - p|^2 = 2 * (1/4) ((s + 1) / (s - 1))^2 with s = e^eps.
+    eps = 1.04e-8 * 1.362
+    doc = {"inputs": ["x0", "x1"], "outputs": "free", "objective": {"kind": "estimation_variance"},
+           "privacy": [{"notion": "metric", "epsilon": 1.04e-08, "edges": [["x0", "x1", 1.362]]},
+                       {"notion": "block", "epsilon": 0.914, "blocks": [["x1", "x0"]]}]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    s = math.expm1(eps)
+    rr = 0.5 * ((s + 2.0) / s) ** 2
+    assert r.objective == pytest.approx(rr, rel=1e-4)
