@@ -213,7 +213,7 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict) 
     if uldp:
         # any output may be invertible at any non-sensitive input (Murakami & Kawamoto, Def. 2)
         sens = set().union(*[set(u.sensitive) for u in uldp])
-        owners = [x for x in range(k) if x not in sens]
+        owners = [x for x in range(k) if x not in sens and _unit_allowed(problem, x)]
         if owners:
             invertible = {y: owners for y in range(m)}
     cost = obj.prior[:, None] * obj.loss
@@ -377,21 +377,32 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     return res
 
 
-def _relaxed_rays(problem: Problem, relaxed: list) -> tuple[np.ndarray, np.ndarray]:
-    """Rays of the relaxed notions; ULDP's invertible unit rays only where the full notions allow them.
+def _unit_allowed(problem: Problem, x: int) -> bool:
+    """Whether a column ``c e_x`` (``c > 0``, ULDP's invertible role) meets every other notion.
 
-    The relaxation drops budgets above the cap, and with them the conditions a unit column
-    ``e_x`` breaks (``q[x] <= e^300 q[x']`` with ``q[x'] = 0``): such a column cannot be
-    repaired by mixing (invertible columns are not mixed), so it is left out. The unit
-    rays kept are exactly the invertible columns the problem allows, so the ray set still
-    spans every feasible column and the ray LP's bound stays valid.
+    For a cone this is decided by ``e_x`` itself, exactly. The solvers relax budgets above
+    the cap (``q[x] <= e^300 q[x']`` is dropped), so they would use an invertible column
+    that such a budget forbids, which no repair can fix (invertible columns are not mixed).
+    (ε, δ)-LIP with δ > 0 allows ``c e_x`` for small ``c``: it is not asked.
     """
     from ._verify import check_notion
 
+    e = np.zeros((problem.k, 1))
+    e[x, 0] = 1.0
+    return all(check_notion(e, n).ok for n in problem.notions
+               if not isinstance(n, ULDP) and not getattr(n, "delta", 0))
+
+
+def _relaxed_rays(problem: Problem, relaxed: list) -> tuple[np.ndarray, np.ndarray]:
+    """Rays of the relaxed notions; ULDP's invertible unit rays only where the full notions allow them.
+
+    The unit rays kept are exactly the invertible columns the problem allows
+    (:func:`_unit_allowed`), so the ray set still spans every feasible column and the ray
+    LP's bound stays valid.
+    """
     V, inv = enumerate_rays(relaxed, problem.k)
-    full = [n for n in problem.notions if not isinstance(n, ULDP)]
-    if inv.any() and full:
-        ok = np.array([not inv[j] or all(check_notion(V[:, [j]], n).ok for n in full) for j in range(V.shape[1])])
+    if inv.any():
+        ok = np.array([not inv[j] or _unit_allowed(problem, int(np.argmax(V[:, j]))) for j in range(V.shape[1])])
         V, inv = V[:, ok], inv[ok]
     return V, inv
 

@@ -110,3 +110,21 @@ def test_estimation_variance_metric_at_tiny_budget_is_binary_rr():
     s = math.expm1(eps)
     rr = 0.5 * ((s + 2.0) / s) ** 2
     assert r.objective == pytest.approx(rr, rel=1e-4)
+
+
+@pytest.mark.parametrize("other, k, expected", [
+    # fuzz seed 3 #49 (shrunk): WC-LIP at 42.65 forbids every zero entry, so no output can be
+    # invertible and the problem is binary LDP(1): randomized response, error 1 / (1 + e)
+    ({"notion": "wc_lip", "epsilon": 42.65}, 2, 1 / (1 + math.e)),
+    # fuzz seed 3 #484 (shrunk): a block of budget 74.86 forbids unit columns inside it; the
+    # problem is 3-ary LDP(1): k-RR, error 2 / (2 + e)
+    ({"notion": "block", "epsilon": 74.86, "blocks": [["0"], ["1", "2"]]}, 3, 2 / (2 + math.e)),
+])
+def test_labeled_uldp_roles_respect_relaxed_budgets(other, k, expected):
+    # the labeled MILP relaxed the budget above 30 and let an output be invertible although
+    # the relaxed notion forbids it; the repair failed and the constant channel was exported
+    doc = {"k": k, "outputs": "inputs", "objective": {"kind": "expected_loss", "loss": "hamming"},
+           "privacy": [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["0"]}, other]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert r.objective == pytest.approx(expected, rel=1e-9)
