@@ -120,10 +120,13 @@ def _eps(rng: np.random.Generator) -> float:
 
 
 def _prior(rng: np.random.Generator, k: int, *, zeros: bool = True, exact: bool = False) -> list[float]:
-    """A prior; mostly short decimals summing to 1 exactly, entries down to 1e-12, zeros."""
+    """A prior; mostly short decimals summing to 1 exactly, entries down to 1e-12, zeros (unless not ``zeros``)."""
     P = rng.dirichlet(np.full(k, rng.choice([0.3, 1.0, 5.0])))
     if not exact and rng.random() < 0.25:  # float noise, as numpy writes it
-        return [float(v) for v in P / P.sum()]
+        P = P / P.sum()
+        if not zeros and np.any(P <= 0):
+            P = np.full(k, 1.0 / k)
+        return [float(v) for v in P]
     d = int(rng.choice([2, 3, 3, 6, 9, 12]))
     scale = 10**d
     c = np.floor(P * scale).astype(np.int64)
@@ -131,6 +134,8 @@ def _prior(rng: np.random.Generator, k: int, *, zeros: bool = True, exact: bool 
         c[rng.integers(k)] = 0
     if d >= 6 and rng.random() < 0.3:
         c[rng.integers(k)] = 1  # an entry of 1e-6 … 1e-12
+    if not zeros:
+        c = np.maximum(c, 1)
     c[int(np.argmax(c))] += scale - int(c.sum())
     if np.any(c < 0):  # the fix-up overshot: back to a plain split
         c = np.full(k, scale // k, dtype=np.int64)
@@ -168,6 +173,10 @@ def _notion(rng: np.random.Generator, kind: str, labels: list[str], *, labeled: 
     if kind == "high_low":
         return {"notion": "high_low", "epsilon": _eps(rng), "sensitive": _subset(rng, labels, 1)}
     if kind == "metric":
+        if rng.random() < 0.15:  # a full distance matrix (not necessarily a metric), "inf" entries
+            D = [[0.0 if i == j else ("inf" if rng.random() < 0.2 else float(round(rng.uniform(0.0, 3.0), 3)))
+                  for j in range(k)] for i in range(k)]
+            return {"notion": "metric", "epsilon": _eps(rng), "distance": D}
         edges = []
         p = rng.uniform(0.3, 1.0)
         for i in range(k):
@@ -485,6 +494,11 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
                                  f"optimal {res.objective!r} (claimed within {rel_claim:g} relative)")
     if res.bound is not None and sign * (res.bound - w) > tol_bound:
         rec["false_bound"] = f"a verified {rf.how} channel has {problem.objective.kind} {w!r}, beyond the bound {res.bound!r}"
+    if (rf.lp_value is not None and res.status == "optimal" and "optimal_beaten" not in rec
+            and sign * (res.objective - rf.lp_value) > rel_claim * size + 1e-12 * max(scale, abs(w))):
+        # the float LP claims better than mechopt's optimal but no verified channel shows it:
+        # information (the LP's tolerances at large budgets), never an accusation
+        rec["reference_lp_better_unconfirmed"] = (res.objective - rf.lp_value) / size
     if rf.lp_value is not None and sign * (rf.lp_value - res.objective) > 1e-7 * size:
         # mechopt's verified channel is better than the reference LP's optimum: the float LP
         # solved a relaxation badly or failed (information: the reference is not reliable here)
@@ -696,7 +710,7 @@ def summarize(records: list[dict], *, examples: int = 3) -> dict:
                 if len(ex[f]) < examples:
                     ex[f].append({"index": r.get("index"), "seed": r.get("seed"), "detail": r.get(f),
                                   "problem": r.get("problem")})
-        for info in ("reference_none", "reference_timeout", "reference_lp_worse"):
+        for info in ("reference_none", "reference_timeout", "reference_lp_worse", "reference_lp_better_unconfirmed"):
             if info in r:
                 c[info] += 1
                 if len(ex[info]) < examples:
@@ -724,7 +738,8 @@ def summarize(records: list[dict], *, examples: int = 3) -> dict:
         "rejected": c["rejected"], "timeouts": c["timeout"], "objective_infinite": c["objective_infinite"],
         "judged": c["judged"], "failures": {f: fails[f] for f in FAILURES},
         "reference_none": c["reference_none"], "reference_timeout": c["reference_timeout"],
-        "reference_lp_worse": c["reference_lp_worse"], "reference_methods": dict(ref_methods),
+        "reference_lp_worse": c["reference_lp_worse"],
+        "reference_lp_better_unconfirmed": c["reference_lp_better_unconfirmed"], "reference_methods": dict(ref_methods),
         "feasible_by": {k: dict(v) for k, v in sorted(feasible_by.items())},
         "feasible_gap_rel": _quantiles(gaps),
         "by_eps": {k: dict(v) for k, v in sorted(by_eps.items())},
@@ -777,6 +792,7 @@ def _table(s: dict, *, markdown: bool = False) -> str:
         ("**reported objective != the file's**", f["objective_mismatch"]),
         ("**file breaks the reference's rows (> 1e-9)**", f["reference_rows_violated"]),
         ("reference LP worse than mechopt's channel (reference unreliable)", s["reference_lp_worse"]),
+        ("reference LP below an optimal value, no verified channel confirms it", s["reference_lp_better_unconfirmed"]),
         ("no verified reference channel", s["reference_none"]),
     ]
     if markdown:

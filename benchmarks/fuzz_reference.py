@@ -43,8 +43,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-#: rows with budgets above this are written scaled by e^-ε (an LP cannot hold e^ε next to 1)
-SCALE_ABOVE = 20.0
+#: rows with budgets above this are written divided by e^ε (HiGHS solved rows holding e^20 next to 1 badly)
+SCALE_ABOVE = 5.0
 #: at most this many ULDP role assignments are brute-forced; beyond, a big-M MILP
 MAX_ASSIGNMENTS = 256
 #: weights of the constant channel tried, in order, to make a candidate exactly feasible
@@ -160,7 +160,10 @@ def read(doc: dict) -> Ref:
         elif kind == "high_low":
             M[[pos[v] for v in spec["sensitive"]], :] = eps
         elif kind == "metric":
-            D = _floyd(k, [(pos[a], pos[b], float(w)) for a, b, w in spec["edges"]])
+            if "distance" in spec:  # used as given (a budget matrix eps * D)
+                D = np.array([[_num(v) for v in row] for row in spec["distance"]], dtype=float)
+            else:
+                D = _floyd(k, [(pos[a], pos[b], float(w)) for a, b, w in spec["edges"]])
             with np.errstate(invalid="ignore"):
                 M = np.where(np.isinf(D), math.inf, eps * D)
         elif kind == "lip":
