@@ -244,8 +244,13 @@ def _tie_classes(E: np.ndarray, all_tied: bool) -> list[list[int]]:
 # -----------------------------------------------------------------------------
 
 
-def objective_value(ref: Ref, Q: np.ndarray) -> float:
-    """The objective of channel ``Q`` (rows = inputs), written out from docs/model.md."""
+def objective_value(ref: Ref, Q: np.ndarray, *, exact: bool = False) -> float:
+    """The objective of channel ``Q`` (rows = inputs), written out from docs/model.md.
+
+    With ``exact``, ``estimation_variance`` is computed in rational arithmetic on the
+    float entries (its information matrix has condition numbers of 1e13 at eps = 1e-6,
+    where a float inverse loses every digit that matters).
+    """
     Q = np.asarray(Q, dtype=float)
     P = ref.prior
     joint = P[:, None] * Q  # Pr(X = x, Y = y)
@@ -265,24 +270,58 @@ def objective_value(ref: Ref, Q: np.ndarray) -> float:
     if ref.kind == "bayes_risk":  # the best decision per output
         return float((joint.T @ ref.loss).min(axis=1).sum())
     if ref.kind == "estimation_variance":
-        return _estimation_risk(Q, P)
+        return _exact_estimation_risk(Q, P) if exact else _estimation_risk(Q, P)
     raise ValueError(ref.kind)
 
 
 def _estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
+    """``tr(B J^-1 B^T) = |B A^+T|_F^2`` with ``J = A A^T`` in floating point (fast, for searches)."""
     k = Q.shape[0]
-    B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
     s = p0 @ Q
     keep = s > 0
-    G = B.T @ Q[:, keep]
-    J = (G / s[keep]) @ G.T
-    if np.linalg.matrix_rank(J) < k - 1:  # relative to J's largest singular value
+    A = (Q[:-1, keep] - Q[-1:, keep]) / np.sqrt(s[keep])
+    if A.shape[1] < k - 1:
         return math.inf
-    try:
-        X = np.linalg.solve(J, B.T)
-    except np.linalg.LinAlgError:
+    sv = np.linalg.svd(A, compute_uv=False)
+    if not sv.size or sv.min() <= 1e-13 * max(float(sv.max()), 1e-300):
         return math.inf
-    return float(np.trace(B @ X))
+    B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
+    return float(np.linalg.norm(B @ np.linalg.pinv(A).T, "fro") ** 2)
+
+
+def _exact_estimation_risk(Q: np.ndarray, p0: np.ndarray) -> float:
+    """``tr(B J^-1 B^T)`` exactly (Fractions), ``inf`` if ``J`` is singular."""
+    k, m = Q.shape
+    q = [[Fraction(float(v)) for v in row] for row in Q]
+    p = [Fraction(float(v)) for v in p0]
+    n = k - 1
+    J = [[Fraction(0)] * n for _ in range(n)]
+    for y in range(m):
+        s = sum(p[x] * q[x][y] for x in range(k))
+        if s == 0:
+            continue
+        g = [q[i][y] - q[k - 1][y] for i in range(n)]
+        for i in range(n):
+            if g[i]:
+                gi = g[i] / s
+                for j in range(n):
+                    J[i][j] += gi * g[j]
+    # tr(B J^-1 B^T) = tr(J^-1) + 1^T J^-1 1: solve J X = [I, 1] by Gauss-Jordan
+    A = [J[i][:] + [Fraction(int(i == j)) for j in range(n)] + [Fraction(1)] for i in range(n)]
+    for c in range(n):
+        piv = next((r for r in range(c, n) if A[r][c] != 0), None)
+        if piv is None:
+            return math.inf
+        A[c], A[piv] = A[piv], A[c]
+        inv = 1 / A[c][c]
+        A[c] = [v * inv for v in A[c]]
+        for r in range(n):
+            if r != c and A[r][c]:
+                f = A[r][c]
+                A[r] = [a - f * b for a, b in zip(A[r], A[c])]
+    tr = sum(A[i][n + i] for i in range(n))
+    ones = sum(A[i][2 * n] for i in range(n))
+    return float(tr + ones)
 
 
 def _gradient(ref: Ref, Q: np.ndarray) -> np.ndarray:
@@ -312,8 +351,8 @@ def _gradient_raw(ref: Ref, Q: np.ndarray) -> np.ndarray:
         k = Q.shape[0]
         B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
         G = B.T @ Qf
-        J = (G / py) @ G.T + 1e-12 * np.eye(k - 1)
-        Ji = np.linalg.inv(J)
+        J = (G / py) @ G.T
+        Ji = np.linalg.pinv(J)
         M = Ji @ B.T @ B @ Ji
         MG = M @ G
         quad = (G * MG).sum(axis=0)
@@ -463,7 +502,7 @@ def _offer(out: Reference, ref: Ref, notions, Q, how: str, invertible=None) -> N
         return
     out.verified_candidates += 1
     Qv, t = got
-    v = objective_value(ref, Qv)
+    v = objective_value(ref, Qv, exact=True)
     if math.isfinite(v) and _better(ref, v, out.witness_value):
         out.witness, out.witness_value, out.how, out.mix_t = Qv, v, how, t
 

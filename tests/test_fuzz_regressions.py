@@ -7,12 +7,20 @@ here), never a number read from mechopt's own output.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mechopt import load_problem, solve, verify
+
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:  # plain `pytest` does not put the repository root on sys.path
+    sys.path.insert(0, ROOT)
+
+from benchmarks.fuzz_reference import _exact_estimation_risk  # noqa: E402  (rational arithmetic)
 
 
 def _solve(doc):
@@ -128,3 +136,41 @@ def test_labeled_uldp_roles_respect_relaxed_budgets(other, k, expected):
     r = _solve(doc)
     assert r.status == "optimal", r.message
     assert r.objective == pytest.approx(expected, rel=1e-9)
+
+
+def test_estimation_risk_is_accurate_when_the_information_matrix_is_ill_conditioned():
+    # fuzz seed 14 #257: a metric at eps = 1e-6 on two edges, one input alone: cond(J) ~ 1e13.
+    # Inverting J in floating point put the reported risk 6.4e-4 (relative) below the exact
+    # risk of the exported matrix, and the design's "bound" above it. The risk is now
+    # computed from the SVD of J's square root: the report must match the exact value.
+    doc = {"inputs": ["x0", "x1", "x2", "x3", "x4"], "outputs": "free",
+           "privacy": [{"notion": "metric", "epsilon": 1e-06, "edges": [["x1", "x3", 0.436], ["x2", "x4", 2.597]]}],
+           "objective": {"kind": "estimation_variance", "prior": [0.25, 0.21, 0.29, 0.12, 0.13]}}
+    r = _solve(doc)
+    assert r.mechanism is not None and r.certificate.verified
+    exact = _exact_estimation_risk(np.asarray(r.mechanism.matrix), np.array([0.25, 0.21, 0.29, 0.12, 0.13]))
+    assert r.objective == pytest.approx(exact, rel=1e-8)
+    assert r.bound <= exact
+
+
+def test_estimation_variance_block_at_tiny_budget_is_solved():
+    # fuzz seed 14 #873: block LDP at eps = 1.16e-7 with two singleton blocks: the conic
+    # solver said "singular", Frank-Wolfe's risk (an inverse of J) was infinite, and the
+    # answer was "error: design failed". A feasible channel built here — singletons
+    # reported exactly, k-RR inside the block — bounds the optimum from above.
+    eps = 1.16e-07
+    doc = {"inputs": ["x0", "x1", "x2", "x3", "x4"], "outputs": "free", "objective": {"kind": "estimation_variance"},
+           "privacy": [{"notion": "block", "epsilon": eps, "blocks": [["x2"], ["x0"], ["x3", "x4", "x1"]]}]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    p0 = np.full(5, 0.2)
+    s = math.exp(eps * (1 - 1e-6))
+    W = np.zeros((5, 5))
+    W[0, 0] = W[2, 2] = 1.0
+    block = [1, 3, 4]
+    for x in block:
+        for y in block:
+            W[x, y] = (s if x == y else 1.0) / (s + 2)
+    assert verify(W, list(load_problem(doc).notions)).verified
+    assert r.objective <= _exact_estimation_risk(W, p0) * (1 + 1e-6)
+    assert r.objective == pytest.approx(_exact_estimation_risk(np.asarray(r.mechanism.matrix), p0), rel=1e-8)
