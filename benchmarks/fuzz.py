@@ -521,13 +521,36 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
 # -----------------------------------------------------------------------------
 
 
+def solver_variant(doc: dict, rng: np.random.Generator) -> dict:
+    """Options of :func:`mechopt.solve` to exercise beside the defaults: column generation where it
+    applies (one LDP notion and mmse; one LIP notion without δ whose prior is the objective's),
+    the unreduced labeled LP."""
+    priv, obj = doc["privacy"], doc["objective"]
+    if doc["outputs"] == "free" and len(priv) == 1 and rng.random() < 0.6:
+        n = priv[0]
+        if (n["notion"] == "ldp" and obj["kind"] == "mmse") or (
+                n["notion"] == "lip" and not n.get("delta") and "prior" not in obj
+                and obj["kind"] in ("mmse", "histogram_mse", "mutual_information")):
+            return {"method": "colgen"}
+    if doc["outputs"] != "free" and rng.random() < 0.1:
+        return {"reduce": False}
+    return {}
+
+
 def one(seed: int, i: int, tmpdir: str, *, reference: bool = True, timeout: float | None = SOFT_TIMEOUT) -> dict:
     """Problem ``i`` of ``seed``, checked: its record (with the index and, if flagged, the problem)."""
+    import functools
+
+    from mechopt import solve
+
     rng = np.random.default_rng([seed, i])
     doc = random_problem(rng)
+    variant = solver_variant(doc, np.random.default_rng([seed, i, 2]))
     t = time.perf_counter()
     rec = check_problem(doc, tmpdir=tmpdir, rng=np.random.default_rng([seed, i, 1]), reference=reference,
-                        timeout=timeout)
+                        timeout=timeout, solver=functools.partial(solve, **variant) if variant else None)
+    if variant:
+        rec["variant"] = variant
     rec["index"] = i
     rec["wall"] = time.perf_counter() - t
     if rec["outcome"] != "solved" or any(f in rec for f in FAILURES) or rec.get("status") == "feasible":

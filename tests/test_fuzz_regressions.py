@@ -174,3 +174,19 @@ def test_estimation_variance_block_at_tiny_budget_is_solved():
     assert verify(W, list(load_problem(doc).notions)).verified
     assert r.objective <= _exact_estimation_risk(W, p0) * (1 + 1e-6)
     assert r.objective == pytest.approx(_exact_estimation_risk(np.asarray(r.mechanism.matrix), p0), rel=1e-8)
+
+
+def test_design_whose_rays_cannot_sum_rows_to_one_is_not_certified():
+    # fuzz seed 21 #129: the conic solver put all its weight on one ray (rows summing to
+    # 1.0014 and 1.0015); the row-sum repair could not fix that support, the "design" had
+    # equal rows after renormalising and the answer was "error: no channel makes this
+    # objective finite". Binary randomized response at the ULDP budget is optimal for two
+    # inputs (the unit column of x1 breaks the metric); its risk at p0 = (1/2, 1/2) is
+    # 2 * (1/4) ((s + 1) / (s - 1))^2 with s = e^eps.
+    doc = {"inputs": ["x0", "x1"], "outputs": "free", "objective": {"kind": "estimation_variance"},
+           "privacy": [{"notion": "metric", "epsilon": 5.178, "edges": [["x0", "x1", 1.872]]},
+                       {"notion": "uldp", "epsilon": 4.2e-05, "sensitive": ["x0"]}]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    s = math.expm1(4.2e-05)
+    assert r.objective == pytest.approx(0.5 * ((s + 2.0) / s) ** 2, rel=1e-6)
