@@ -456,16 +456,14 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
             found = found._replace(lower=lower)
     timings["solve"] = time.perf_counter() - t
     if found is None:
+        # no rows are tied (checked above), so some channel identifies the distribution:
+        # the rays found do not (lost in the floating-point double description), or the
+        # design solvers failed
         G = V[:-1, :] - V[-1:, :]
-        if np.linalg.matrix_rank(G) < k - 1:
-            return _fail("error", "no channel allowed by these notions identifies the input distribution "
-                         "(e.g. epsilon = 0, or a zero budget between two inputs): estimation_variance is "
-                         "infinite", timings)
-        hint = ""
-        if "singular" in (sol.message or "").lower():
-            hint = ("; the information matrix was singular: the notions may allow no channel that identifies "
-                    "the input distribution (e.g. epsilon = 0), and then estimation_variance is infinite")
-        return _fail("error", f"design failed: {sol.message}{hint}", timings)
+        why = ("the extreme rays found do not identify the input distribution, yet every budget is positive: rays "
+               "were lost in the floating-point double description" if np.linalg.matrix_rank(G) < k - 1 else
+               f"design failed: {sol.message}")
+        return _rr_fallback(problem, timings, why)
     w = found.weights
     keep = w > 0
     Q = V[:, keep] * w[keep]
@@ -476,5 +474,42 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
     stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"},
              "support": int(keep.sum())}
     mix = ~inv_cols if inv_cols.any() else None
-    return _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
-                   rel_gap=DESIGN_REL_GAP)
+    res = _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
+                  rel_gap=DESIGN_REL_GAP)
+    if res.status == "error":
+        return _rr_fallback(problem, timings, res.message)
+    return res
+
+
+def _rr_fallback(problem: Problem, timings: dict, why: str) -> SolveResult:
+    """Randomized response ``(1 - t) J / k + t I`` at the largest ``t`` that verifies exactly.
+
+    The estimation design's fallback (the constant channel has an infinite risk): with no
+    tied rows every notion allows it for some ``t > 0`` (a zero budget ties rows, and
+    positive budgets leave the constant channel slack), so the problem gets a verified
+    channel with a finite risk, reported ``feasible`` with no bound (the design's bound
+    is not valid when rays were lost).
+    """
+    from ._verify import verify
+
+    k = problem.k
+    notions = list(problem.notions)
+
+    def channel(t: float) -> np.ndarray:
+        return np.full((k, k), (1.0 - t) / k) + t * np.eye(k)
+
+    t, lo = 1.0, 0.0
+    while t > 1e-300 and not verify(channel(t), notions).verified:
+        lo, t = t, t / 2  # lo: the last t that failed
+    if t <= 1e-300:
+        return _fail("error", f"{why}; no randomized response verifies either", timings)
+    if lo:
+        for _ in range(30):  # bisection between t (verifies) and lo (fails)
+            mid = 0.5 * (t + lo)
+            if verify(channel(mid), notions).verified:
+                t = mid
+            else:
+                lo = mid
+    return _finish(problem, channel(t), tuple(f"y{j}" for j in range(k)), None, timings, {"fallback": why},
+                   proven=False, message=f"{why}; exported randomized response (the largest mixing that verifies) "
+                   "instead")

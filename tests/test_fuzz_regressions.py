@@ -190,3 +190,26 @@ def test_design_whose_rays_cannot_sum_rows_to_one_is_not_certified():
     assert r.status == "optimal", r.message
     s = math.expm1(4.2e-05)
     assert r.objective == pytest.approx(0.5 * ((s + 2.0) / s) ** 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("doc", [
+    # fuzz seed 4 #951: BP-LIP box at eps = 2.51e-8 on two inputs: cdd kept one ray, and the
+    # answer was "error: design failed: SCS: infeasible_inaccurate"
+    {"inputs": ["x0", "x1"], "outputs": "free", "objective": {"kind": "estimation_variance", "prior": [0.169, 0.831]},
+     "privacy": [{"notion": "bp_lip", "epsilon": 2.51e-08, "lower": [0.029, 0.49], "upper": [0.477, 1.0]}]},
+    # fuzz seed 22 #796: a metric with a high-low notion at 2.55e-8: two of the rays were
+    # lost in the log-space double description, "error: design failed: optimal_inaccurate"
+    {"inputs": ["x0", "x1", "x2"], "outputs": "free",
+     "objective": {"kind": "estimation_variance", "prior": [0.33120307169217306, 0.3660786206413452, 0.3027183076664817]},
+     "privacy": [{"notion": "metric", "epsilon": 3.434, "edges": [["x0", "x1", 0.649], ["x0", "x2", 2.416], ["x1", "x2", 0.209]]},
+                 {"notion": "high_low", "epsilon": 2.55e-08, "sensitive": ["x0", "x2"]}]},
+])
+def test_estimation_variance_never_errors_when_a_channel_identifies(doc):
+    # every budget is positive and no rows are tied, so randomized response mixed enough
+    # identifies the distribution: a failed design exports it ("feasible"), never "error"
+    r = _solve(doc)
+    assert r.status in ("optimal", "feasible"), r.message
+    assert verify(r.mechanism.matrix, list(load_problem(doc).notions)).verified
+    p0 = np.array(doc["objective"]["prior"])
+    exact = _exact_estimation_risk(np.asarray(r.mechanism.matrix), p0)
+    assert math.isfinite(exact) and r.objective == pytest.approx(exact, rel=1e-8)
