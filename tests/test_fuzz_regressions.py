@@ -213,3 +213,19 @@ def test_estimation_variance_never_errors_when_a_channel_identifies(doc):
     p0 = np.array(doc["objective"]["prior"])
     exact = _exact_estimation_risk(np.asarray(r.mechanism.matrix), p0)
     assert math.isfinite(exact) and r.objective == pytest.approx(exact, rel=1e-8)
+
+
+@pytest.mark.parametrize("method", ["colgen", "auto"])
+def test_column_generation_above_the_budget_cap_uses_the_relaxation(method):
+    # fuzz seed 14 #351: LIP at eps = 240.71 with method="colgen" put e^240 in an LP:
+    # "error: column generation failed: HiGHS Status 2: Model error". At such a budget the
+    # notion is relaxed away and the identity channel (histogram MSE 0), mixed by ~e^-30, is
+    # optimal; no channel has a negative histogram MSE.
+    doc = {"inputs": ["x0", "x1", "x2", "x3", "x4"], "outputs": "free", "objective": {"kind": "histogram_mse"},
+           "privacy": [{"notion": "lip", "epsilon": 240.71, "prior": [1e-12, 0.510973673549, 0.377303401041, 0.0,
+                                                                     0.111722925409]}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve(doc, quiet=True, method=method)
+    assert r.status == "optimal", r.message
+    assert 0 <= r.objective < 1e-9
