@@ -231,6 +231,21 @@ def test_column_generation_above_the_budget_cap_uses_the_relaxation(method):
     assert 0 <= r.objective < 1e-9
 
 
+def test_bp_lip_over_the_whole_simplex_is_ldp_for_the_rays():
+    # fuzz seed 14 #5448: BP-LIP with the box [0, 1]^4 (priors: the point masses) at
+    # eps = 23.17 next to ULDP at 1e4: the floating-point double description kept 5 of the
+    # 14 rays and the design was "optimal" at 3.75 with a bound of 3.75, while randomized
+    # response verifies at 0.75. No channel beats observing X: its risk sum p(1 - p) = 0.75
+    # is a lower bound; the optimum is within e^-23 of it.
+    doc = {"inputs": ["x0", "x1", "x2", "x3"], "outputs": "free", "objective": {"kind": "estimation_variance"},
+           "privacy": [{"notion": "bp_lip", "epsilon": 23.17, "lower": [0.0] * 4, "upper": [1.0] * 4},
+                       {"notion": "uldp", "epsilon": 10000.0, "sensitive": ["x0", "x1", "x2", "x3"]}]}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert 0.75 <= r.objective <= 0.75 * (1 + 1e-6)
+    assert r.bound <= 0.75 * (1 + 1e-6)
+
+
 # -- found by the fuzz, not fixed here (see docs/fuzz.md): each a strict xfail, so that the
 # -- fix shows up as XPASS and the marker is removed with it
 
