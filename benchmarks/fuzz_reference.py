@@ -507,6 +507,28 @@ def _offer(out: Reference, ref: Ref, notions, Q, how: str, invertible=None) -> N
         out.witness, out.witness_value, out.how, out.mix_t = Qv, v, how, t
 
 
+def owners(ref: Ref) -> list[int]:
+    """Inputs at which a column ``c e_x`` (ULDP's invertible role, c > 0) can meet the other notions.
+
+    Non-sensitive, and: no finite pairwise budget ``q[x] <= e^E q[x']`` (it forces
+    ``q[x'] > 0``), no LIP prior with δ = 0 (``P·q <= e^ε q[x'] = 0`` for x' != x forces
+    ``P(x) = 0``, and then ``q[x] <= e^ε P·q = 0``). The float LP cannot see the first at
+    large budgets (``e^-ε`` below HiGHS's 1e-9 is dropped), so the roles are left out here.
+    """
+    if ref.uldp_eps is None:
+        return []
+    out = []
+    for x in range(ref.k):
+        if x in ref.sensitive:
+            continue
+        if np.any(np.isfinite(np.delete(ref.E[x], x))):
+            continue
+        if ref.k > 1 and any(d == 0 for _, _, d in ref.lips):
+            continue
+        out.append(x)
+    return out
+
+
 def labeled_reference(ref: Ref, notions) -> Reference:
     """The all-pairs LP for a labeled problem; ULDP by brute force over roles (or a big-M MILP)."""
     out = Reference()
@@ -516,8 +538,8 @@ def labeled_reference(ref: Ref, notions) -> Reference:
     C = np.zeros((k, m))
     C[:, int(np.argmin(cost.sum(axis=0)))] = 1.0
     _offer(out, ref, notions, C, "constant")
-    owners = sorted(set(range(k)) - ref.sensitive) if ref.uldp_eps is not None else []
-    if not owners:
+    inv_at = owners(ref)
+    if not inv_at:
         out.method = "lp"
         st, val, Q = _channel_lp(ref, m, [None] * m, cost)
         out.lp_status = "optimal" if st == 0 else f"scipy status {st}"
@@ -525,7 +547,7 @@ def labeled_reference(ref: Ref, notions) -> Reference:
             out.lp_value = val
             _offer(out, ref, notions, Q, "all-pairs lp")
         return out
-    choices = [None] + owners
+    choices = [None] + inv_at
     n_assign = len(choices) ** m
     if n_assign <= MAX_ASSIGNMENTS:
         out.method = f"brute force over {n_assign} role assignments"
@@ -544,7 +566,7 @@ def labeled_reference(ref: Ref, notions) -> Reference:
         _offer(out, ref, notions, best[1], "brute-force roles", np.array([r is not None for r in best[2]]))
         return out
     out.method = "big-M milp"
-    roles = _bigm_milp(ref, m, owners, cost)
+    roles = _bigm_milp(ref, m, inv_at, cost)
     if roles is None:
         out.lp_status = "milp failed"
         return out
@@ -739,15 +761,15 @@ def free_witnesses(ref: Ref, notions, rng: np.random.Generator, *, restarts: int
     got = _largest(ref, notions, lambda s: (_krr(k, s), None))
     if got is not None:
         _offer(out, ref, notions, got[0], "k-rr")
-    owners = sorted(set(range(k)) - ref.sensitive) if ref.uldp_eps is not None else []
-    if owners:
+    inv_at = owners(ref)
+    if inv_at:
         sens = sorted(ref.sensitive)
         got = _largest(ref, notions, lambda s: _urr(k, sens, s))
         if got is not None:
             _offer(out, ref, notions, got[0], "urr", got[1])
     role_sets: list[list[int | None]] = [[None] * k]
-    if owners:
-        role_sets.append([None] * k + list(owners))
+    if inv_at:
+        role_sets.append([None] * k + list(inv_at))
     for r in range(restarts):
         for roles in role_sets:
             Q = _local_search(ref, roles, rng)

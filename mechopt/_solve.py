@@ -448,7 +448,10 @@ def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> S
     # cone's rays hold e^-300 next to 1, the double description fails or loses them and
     # no design identifies the distribution; the relaxation's design is repaired into the
     # full notions and its lower bound stays valid
-    V, inv = _relaxed_rays(problem, relax_notions(list(problem.notions), k, BUDGET_CAP))
+    try:
+        V, inv = _relaxed_rays(problem, relax_notions(list(problem.notions), k, BUDGET_CAP))
+    except DoubleDescriptionError as err:  # fuzz seed 14 #8088
+        return _rr_fallback(problem, timings, f"the extreme rays could not be enumerated ({err})")
     timings["rays"] = time.perf_counter() - t
     V = V / V.max(axis=0, keepdims=True)
     R = V.shape[1]

@@ -197,6 +197,19 @@ def test_design_whose_rays_cannot_sum_rows_to_one_is_not_certified():
     # answer was "error: design failed: SCS: infeasible_inaccurate"
     {"inputs": ["x0", "x1"], "outputs": "free", "objective": {"kind": "estimation_variance", "prior": [0.169, 0.831]},
      "privacy": [{"notion": "bp_lip", "epsilon": 2.51e-08, "lower": [0.029, 0.49], "upper": [0.477, 1.0]}]},
+    # fuzz seed 14 #8088: E-LDP with budgets from 9.81e-9 to 709.5 and ULDP: cdd's
+    # "numerical inconsistency" was an error status
+    {"inputs": ["x0", "x1", "x2", "x3", "x4", "x5"], "outputs": "free",
+     "objective": {"kind": "estimation_variance",
+                   "prior": [9.085813178492056e-05, 0.018194340063044136, 0.043111343969832856, 0.03376140702137548,
+                             0.9047798139504617, 6.223686350094717e-05]},
+     "privacy": [{"notion": "eldp", "matrix": [[0.0, 0.895, "inf", 709.5, "inf", 0.489],
+                                               [9.81e-09, 0.0, 1.403, 0.778, 1.741, 2.287],
+                                               ["inf", 0.296, 0.0, 5.31e-07, 1.605, 0.599],
+                                               [2.744, 1.372, 0.428, 0.0, 22.54, 20.0],
+                                               ["inf", "inf", 1.834, "inf", 0.0, "inf"],
+                                               [351.15, 1.272, "inf", 2.04, "inf", 0.0]]},
+                 {"notion": "uldp", "epsilon": 0.41, "sensitive": ["x0"]}]},
     # fuzz seed 22 #796: a metric with a high-low notion at 2.55e-8: two of the rays were
     # lost in the log-space double description, "error: design failed: optimal_inaccurate"
     {"inputs": ["x0", "x1", "x2"], "outputs": "free",
