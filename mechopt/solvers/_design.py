@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._objectives import estimation_risk
+from .._objectives import estimation_risk, information_svd, risk_from_svd
 from ._backends import get_backend
 
 
@@ -70,13 +70,14 @@ def _oracle(V: np.ndarray, G: np.ndarray, den: np.ndarray, M: np.ndarray, Jinv: 
 
 
 def _risk(w: np.ndarray, G: np.ndarray, den: np.ndarray, M: np.ndarray) -> tuple[float, np.ndarray | None]:
-    J = (G * (w / den)) @ G.T
-    try:
-        Jinv = np.linalg.inv(J)
-    except np.linalg.LinAlgError:
+    """``(tr(M J^-1), J^-1)`` for ``J(w)``, from the SVD of ``J``'s factor (never inverting ``J``:
+    :func:`mechopt._objectives.information_svd`); ``(inf, None)`` if ``J`` is singular."""
+    f = information_svd(G, np.clip(w, 0.0, None) / den, np.full(G.shape[1], 2.0**-51))  # rays: max entry 1
+    if f is None:
         return math.inf, None
-    val = float(np.trace(M @ Jinv))
-    return (val if val > 0 and np.isfinite(val) else math.inf), Jinv
+    U, S = f
+    val = risk_from_svd(U, S)  # tr(B J^-1 B^T) = tr(M J^-1)
+    return (val if val > 0 and np.isfinite(val) else math.inf), (U / S**2) @ U.T
 
 
 def design_cvxpy(V: np.ndarray, p0: np.ndarray, *, solver: str | None = None) -> DesignSolution:
@@ -368,6 +369,10 @@ def certified_design(V: np.ndarray, p0: np.ndarray, sol: DesignSolution) -> Cert
         return None
     w = sparse_design(V, p0, sol.weights)
     w = exact_row_sums(V, w, w > 1e-9 * w.max())
+    if np.abs(V @ w - 1.0).max() > 1e-9:
+        # the rays the solver used cannot make rows sum to 1 (SCS put all its weight on one
+        # ray, rows summing to 1.0014 and 1.0015: fuzz seed 21 #129): not a design
+        return None
     pruned = prune_small_outputs(V, p0, w)
     value = check_risk(V, pruned, p0)
     if not math.isfinite(value):
