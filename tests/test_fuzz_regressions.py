@@ -296,3 +296,15 @@ def test_eldp_cone_with_budgets_from_1e9_to_1_keeps_its_rays():
            "privacy": [{"notion": "eldp", "matrix": [[0, 1e-9, "inf"], [2e-9, 0, 3e-9], [1, "inf", 0]]}]}
     r = _solve(doc)
     assert r.status == "optimal", r.message
+
+
+@pytest.mark.parametrize("eps", [40.0, 745.0])
+def test_estimation_variance_above_the_float_range_of_e_eps(eps):
+    # fuzz seed 14 #544: WC-LIP at 745 with a uniform p0 overflowed math.exp in the orbit
+    # design. No channel beats the identity's risk 1 - 1/k (Fisher information only
+    # decreases under post-processing), and e^30-randomized response comes within 1e-11.
+    doc = {"inputs": ["x0", "x1", "x2"], "privacy": [{"notion": "wc_lip", "epsilon": eps}], "outputs": "free",
+           "objective": {"kind": "estimation_variance"}}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert r.bound <= 2 / 3 <= r.objective <= 2 / 3 + 1e-9

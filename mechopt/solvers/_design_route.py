@@ -89,10 +89,18 @@ def solve_orbit(problem, eps: float, timings: dict):
     from .._result import SolveResult
     from ._design_orbit import best_subset_size, orbit_certificate
 
+    from ._structure import BUDGET_CAP
+
     t = time.perf_counter()
     k = problem.k
+    # above the budget cap the channel is designed at the cap (it meets every larger
+    # budget, and e^eps may not even be a float); the bound is then the noiseless risk
+    # 1 - 1/k: no channel carries more Fisher information than the identity
+    eps, capped = min(eps, BUDGET_CAP), eps > BUDGET_CAP
     d, _ = best_subset_size(k, eps)
     value, lower = orbit_certificate(k, eps, d)
+    if capped:
+        lower = min(lower, (1.0 - 1.0 / k) * (1.0 - 1e-15))
     timings["solve"] = time.perf_counter() - t
     from ..families._spec import approx_count
 
