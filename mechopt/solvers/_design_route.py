@@ -1,6 +1,6 @@
 """Which estimation-design method runs, and how its answer is exported (issue 10).
 
-Called first by :func:`mechopt._solve._solve_design`; returns ``None`` to leave the
+Called first by :func:`mechopt._solve_design._solve_design`; returns ``None`` to leave the
 problem to the conic / Frank–Wolfe path (``method="cvxpy"`` or ``"frank-wolfe"``, or
 a column-generation failure).
 
@@ -155,7 +155,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     obj = problem.objective
     k = problem.k
     notions = list(problem.notions)
-    from .._solve import _relaxed_rays
+    from .._solve_design import _relaxed_rays
     from ._rays import relax_notions
     from ._structure import BUDGET_CAP
 
