@@ -23,14 +23,10 @@ from mechopt.runtime._estimators import (
     estimate_projected,
     estimation_covariance,
     estimation_risk,
-    mmse_aggregate,
-    mmse_decoder,
-    mmse_histogram,
-    mmse_histogram_risk,
-    mmse_risk,
     project_simplex,
     variance_report,
 )
+from mechopt.runtime._mmse import mmse_aggregate, mmse_decoder, mmse_histogram, mmse_histogram_risk, mmse_risk
 from mechopt.runtime._inference import (
     ESTIMATE_METHODS,
     Estimate,

@@ -48,8 +48,8 @@ from mechopt.runtime._estimators import (
     estimate_em,
     estimate_inversion,
     estimate_projected,
-    mmse_histogram,
 )
+from mechopt.runtime._mmse import mmse_histogram
 from mechopt.runtime._sampling import as_channel
 
 __all__ = ["ESTIMATE_METHODS", "Estimate", "estimate", "estimate_counts", "parse_counts_csv"]
