@@ -10,7 +10,6 @@ LP values are the exact worst cases over mechanisms.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Sequence
 
@@ -19,7 +18,7 @@ from scipy.optimize import linprog
 
 from .._composition import lip_omega, lip_outer
 from .._errors import InputError, SolverError
-from ..notions import lip_cone_rows
+from ..notions import box_prior_vertices, lip_cone_rows
 from .._validation import check_epsilon, check_k, check_prior, check_probability
 from ._common import exp_or_inf
 
@@ -212,25 +211,13 @@ def bp_lip_vertices(lower: Sequence[float], upper: Sequence[float], *, tol: floa
     hi = np.asarray(upper, dtype=float)
     if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
         raise InputError("lower", f"lower and upper must be vectors of equal length, got {lo.shape} and {hi.shape}")
-    k = check_k(lo.size, "len(lower)", maximum=16)
+    check_k(lo.size, "len(lower)", maximum=16)
     if np.any(~np.isfinite(lo)) or np.any(~np.isfinite(hi)) or np.any(lo < 0) or np.any(hi > 1) or np.any(lo > hi):
         raise InputError("lower", f"need 0 <= lower <= upper <= 1 entrywise, got {lo.tolist()!r}, {hi.tolist()!r}")
-    found: list[np.ndarray] = []
-    for free in range(k):
-        others = [i for i in range(k) if i != free]
-        for choice in itertools.product((0, 1), repeat=k - 1):
-            p = np.empty(k)
-            for i, c in zip(others, choice):
-                p[i] = hi[i] if c else lo[i]
-            p[free] = 1.0 - p[others].sum()
-            if lo[free] - tol <= p[free] <= hi[free] + tol:
-                p[free] = min(max(p[free], lo[free]), hi[free])
-                if not any(np.allclose(p, q, atol=1e-12) for q in found):
-                    found.append(p)
-    if not found:
+    found = box_prior_vertices(lo, hi, tol=tol)
+    if not len(found):
         raise InputError("lower", "the box lower <= P <= upper contains no probability vector")
-    found.sort(key=lambda v: tuple(v))
-    return np.array(found)
+    return found
 
 
 def _priors(priors: Sequence[Sequence[float]]) -> list[np.ndarray]:
