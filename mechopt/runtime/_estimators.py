@@ -333,10 +333,8 @@ def estimate_projected(Q: ArrayLike, counts: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        As :func:`estimate_inversion`.
 
     Returns
     -------
@@ -374,10 +372,8 @@ def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        The channel, shape (k, m), and the number of reports of each output, shape (m,).
     max_iter : int, keyword-only
         Maximum number of EM steps (each SQUAREM cycle counts three).
     tol : float, keyword-only

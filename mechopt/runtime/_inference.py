@@ -332,12 +332,9 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
         Output labels, one per report.
     counts : mapping or array_like, optional, keyword-only
         Instead of ``reports``: ``{output label: count}`` or one count per output.
-    method : {"em", "inversion", "projected", "mmse"}, keyword-only
-        See :func:`estimate_counts`.
-    level : float, keyword-only
-        Interval level.
-    prior : array_like, optional, keyword-only
-        ``mmse``: the prior (default: the mechanism's design prior, ``objective.prior``).
+    method, level, prior : keyword-only
+        As :func:`estimate_counts`; the ``mmse`` prior defaults to the mechanism's design
+        prior (``objective.prior``).
 
     Returns
     -------
@@ -345,11 +342,11 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
 
     Raises
     ------
-    NotIdentifiableError
-        As :func:`estimate_counts`.
     InputError
         When neither or both of ``reports`` and ``counts`` are given, a label is unknown,
         or an argument is malformed.
+    NotIdentifiableError
+        As :func:`estimate_counts`.
 
     Examples
     --------
