@@ -28,6 +28,19 @@ def _mmse_setup(Q: ArrayLike, prior: ArrayLike) -> tuple[np.ndarray, np.ndarray,
     return Q, prior, joint
 
 
+def _counts_setup(Q: ArrayLike, prior: ArrayLike, counts: ArrayLike):
+    """``(Q, prior, joint, counts, λ)`` with ``λ`` the output distribution; every reported output must be possible."""
+    Q, prior, joint = _mmse_setup(Q, prior)
+    c = _as_counts(counts, Q.shape[1])
+    lam = joint.sum(axis=0)
+    bad = np.flatnonzero((c > 0) & (lam <= 0))
+    if bad.size:
+        y = int(bad[0])
+        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
+                                         "under the prior; the prior contradicts the reports")
+    return Q, prior, joint, c, lam
+
+
 def _values(values: ArrayLike, k: int) -> np.ndarray:
     f = np.asarray(values, dtype=float)
     if f.shape != (k,) or not np.all(np.isfinite(f)):
@@ -113,14 +126,7 @@ def mmse_aggregate(Q: ArrayLike, prior: ArrayLike, values: ArrayLike, counts: Ar
     >>> mmse_aggregate([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0, 1], [30, 10])
     15.0
     """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    c = _as_counts(counts, Q.shape[1])
-    lam = joint.sum(axis=0)
-    bad = np.flatnonzero((c > 0) & (lam <= 0))
-    if bad.size:
-        y = int(bad[0])
-        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
-                                         "under the prior; the prior contradicts the reports")
+    Q, prior, joint, c, lam = _counts_setup(Q, prior, counts)
     total = float(c @ mmse_decoder(Q, prior, values))
     return total / float(c.sum()) if average else total
 
@@ -159,14 +165,7 @@ def mmse_histogram(Q: ArrayLike, prior: ArrayLike, counts: ArrayLike, *,
     >>> mmse_histogram([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [30, 10]).tolist()
     [25.0, 15.0]
     """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    c = _as_counts(counts, Q.shape[1])
-    lam = joint.sum(axis=0)
-    bad = np.flatnonzero((c > 0) & (lam <= 0))
-    if bad.size:
-        y = int(bad[0])
-        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
-                                         "under the prior; the prior contradicts the reports")
+    Q, prior, joint, c, lam = _counts_setup(Q, prior, counts)
     used = lam > 0
     hist = joint[:, used] @ (c[used] / lam[used])
     return hist / c.sum() if normalize else hist
