@@ -97,21 +97,14 @@ def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    p0 : array_like, shape (k,)
-        The input distribution at which the risk is taken; strictly positive.
+    Q, p0 : array_like
+        As :func:`estimation_risk` (``p0`` is where the risk is taken).
 
     Returns
     -------
     numpy.ndarray, shape (k, k)
         ``B J⁻¹ Bᵀ``; every entry is ``inf`` when ``J`` is singular (the channel does not
-        identify ``p``).
-
-    Raises
-    ------
-    InputError
-        When ``Q`` is not a channel or ``p0`` is not a strictly positive distribution.
+        identify ``p``). Errors: as :func:`estimation_risk`.
 
     Examples
     --------

@@ -153,10 +153,8 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        The channel (k × m) and the number of reports of each output (m).
     method : {"em", "inversion", "projected", "mmse"}, keyword-only
         See the module docstring.
     level : float, keyword-only
