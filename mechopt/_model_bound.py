@@ -273,7 +273,7 @@ def _kelley(L, Q, k, m, n, A_ub, b_ub, A_eq, b_eq, points, lifted, *, target: fl
     lifted maxima (box: their pieces' range over the entries' box), and the epigraph
     ``t`` of the cuts (box: the cuts' range).
     """
-    from .solvers._backends import get_backend
+    from .solvers._backends import choose
     from .solvers._safe_bound import lp_lower_bound
 
     t0 = time.perf_counter()
@@ -301,7 +301,7 @@ def _kelley(L, Q, k, m, n, A_ub, b_ub, A_eq, b_eq, points, lifted, *, target: fl
     if not cuts:
         return None, "cvxpy gives no (sub)gradient of the objective at the solution"
     best = -math.inf
-    adapter = get_backend("highs")
+    adapter = choose()
     box_lo, box_hi = lo_v[cut_cols], hi_v[cut_cols]
     for _ in range(max_iter):
         G = np.array([g for g, _ in cuts])

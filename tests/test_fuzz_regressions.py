@@ -308,3 +308,18 @@ def test_estimation_variance_above_the_float_range_of_e_eps(eps):
     r = _solve(doc)
     assert r.status == "optimal", r.message
     assert r.bound <= 2 / 3 <= r.objective <= 2 / 3 + 1e-9
+
+
+@pytest.mark.parametrize("privacy, prior", [
+    ([{"notion": "uldp", "epsilon": 745.0, "sensitive": ["x0", "x1", "x2"]}], None),  # fuzz seed 14 #2759
+    ([{"notion": "ldp", "epsilon": 745.0}], [0.2, 0.3, 0.5]),
+])
+def test_estimation_variance_design_above_the_budget_cap(privacy, prior):
+    # the noiseless risk 1 - sum p^2 is the infimum (Fisher information only decreases
+    # under post-processing) and e^30-randomized response reaches it within 1e-12
+    p = np.full(3, 1 / 3) if prior is None else np.array(prior)
+    doc = {"inputs": ["x0", "x1", "x2"], "privacy": privacy, "outputs": "free",
+           "objective": {"kind": "estimation_variance", **({"prior": prior} if prior else {})}}
+    r = _solve(doc)
+    assert r.status == "optimal", r.message
+    assert r.bound <= 1 - p @ p <= r.objective <= 1 - p @ p + 1e-9

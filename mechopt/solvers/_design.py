@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._objectives import estimation_risk, information_svd, risk_from_svd
-from ._backends import get_backend
+from ._backends import choose
 
 
 @dataclass
@@ -127,7 +127,7 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
     k, R = V.shape
     G, den = _grams(V, p0)
     M = _tangent_gram(k)
-    lp = get_backend("highs")
+    lp = choose()
     if w0 is not None:
         val, Jinv = _risk(w0, G, den, M)
         if Jinv is not None and math.isfinite(val):
@@ -239,7 +239,7 @@ def design_lower_bound(V: np.ndarray, p0: np.ndarray, w: np.ndarray) -> float:
     val, Jinv = _risk(w, G, den, M)
     if Jinv is None or not math.isfinite(val):
         return -math.inf
-    grad, s = _oracle(V, G, den, M, Jinv, get_backend("highs"))
+    grad, s = _oracle(V, G, den, M, Jinv, choose())
     if s is None:
         return -math.inf
     return float(val - grad @ (w - s))
@@ -279,7 +279,7 @@ def sparse_design(V: np.ndarray, p0: np.ndarray, w: np.ndarray) -> np.ndarray:
     # the same J and the same row sums as w (feasible by construction; the rows are
     # renormalised below exactly as w's would be)
     b_eq = np.concatenate([A @ w[support], Vs @ w[support]])
-    sol = get_backend("highs-ds").solve(np.zeros(Vs.shape[1]), A_eq=A_eq, b_eq=b_eq)
+    sol = choose(vertex=True).solve(np.zeros(Vs.shape[1]), A_eq=A_eq, b_eq=b_eq)
     if sol.status != "optimal" or sol.x is None:
         return w
     out = np.zeros_like(w)
@@ -306,7 +306,7 @@ def exact_row_sums(V: np.ndarray, w: np.ndarray, keep: np.ndarray) -> np.ndarray
                       sp.hstack([eye, -eye, eye])]).tocsr()
     b_eq = np.concatenate([np.ones(Vs.shape[0]), w0])
     c = np.concatenate([np.zeros(n), np.ones(2 * n)])
-    sol = get_backend("highs").solve(c, A_eq=A_eq, b_eq=b_eq)
+    sol = choose().solve(c, A_eq=A_eq, b_eq=b_eq)
     out = np.zeros_like(w)
     if sol.status == "optimal" and sol.x is not None:
         out[keep] = np.clip(sol.x[:n], 0.0, None)

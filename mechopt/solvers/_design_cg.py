@@ -250,14 +250,14 @@ class ExplicitPricer:
 
     def initial(self, p0: np.ndarray, rng: np.random.Generator, size: int = 400) -> np.ndarray:
         """Column indices of a starting working set that holds a feasible, identifying design."""
-        from ._backends import get_backend
+        from ._backends import choose
 
         k, R = self.V.shape
         if R <= size:
             return np.arange(R)
         pick = set(rng.choice(R, size=size, replace=False).tolist())
         # a vertex of {V w = 1} (feasible) and, for each input, its most specific ray
-        sol = get_backend("highs").solve(np.zeros(R), A_eq=self.V, b_eq=np.ones(k), bounds=(0, None))
+        sol = choose().solve(np.zeros(R), A_eq=self.V, b_eq=np.ones(k), bounds=(0, None))
         if sol.status == "optimal" and sol.x is not None:
             pick |= set(np.flatnonzero(sol.x > 0).tolist())
         share = self.V / self.V.sum(axis=0, keepdims=True)

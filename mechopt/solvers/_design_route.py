@@ -150,13 +150,22 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     from .._solve import Progress, _fail, _finish
     from ._design import exact_row_sums, sparse_design
     from ._design_cg import PROVEN_REL_GAP, ExplicitPricer, StaircasePricer, column_generation_design
-    from ._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
+    from ._rays import MAX_ENUMERATED, ray_count_estimate
 
     obj = problem.objective
     k = problem.k
     notions = list(problem.notions)
+    from .._solve import _relaxed_rays
+    from ._rays import relax_notions
+    from ._structure import BUDGET_CAP
+
     t = time.perf_counter()
     inv = None
+    # budgets above the cap are left out (a relaxation: its rays bound the risk from
+    # below, and the design is repaired into the full notions; e^745 is not a float)
+    notions = relax_notions(notions, k, BUDGET_CAP)
+    if eps is not None and eps > BUDGET_CAP:
+        eps = None
     if eps is not None:
         if eps <= 0:
             return None
@@ -175,7 +184,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
                 raise InputError("method", f"about {estimate} extreme rays: column generation over listed rays "
                                  "needs them enumerated (implicit pricing exists for LDP only)")
             return None
-        V, inv, V_bound = enumerate_rays(notions, k)
+        V, inv, V_bound = _relaxed_rays(problem, notions)
         if V.shape[1] == 0:
             return None
         if V_bound is not V:
