@@ -141,12 +141,8 @@ def mmse_histogram(Q: ArrayLike, prior: ArrayLike, counts: ArrayLike, *,
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior of each user's input.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, prior, counts : array_like
+        As :func:`mmse_aggregate`.
     normalize : bool, keyword-only
         Divide by ``n`` (a distribution estimate) instead of returning counts.
 
