@@ -149,7 +149,8 @@ def solve_orbit(problem, eps: float, timings: dict):
 def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):
     from .._solve import Progress, _fail, _finish
     from ._design import exact_row_sums, sparse_design
-    from ._design_cg import PROVEN_REL_GAP, ExplicitPricer, StaircasePricer, column_generation_design
+    from ._design_cg import PROVEN_REL_GAP, column_generation_design
+    from ._design_pricing import ExplicitPricer, StaircasePricer
     from ._rays import MAX_ENUMERATED, ray_count_estimate
 
     obj = problem.objective
