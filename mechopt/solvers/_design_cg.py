@@ -273,6 +273,8 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
     k = len(p0)
     U = tangent_basis(k)
     rng = np.random.default_rng(seed)
+    from ._design_pricing import ExplicitPricer
+
     explicit = isinstance(pricer, ExplicitPricer)
     if explicit:
         idx = pricer.initial(p0, rng)
