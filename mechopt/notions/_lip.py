@@ -180,8 +180,8 @@ def _lip_constraints(k: int, priors: np.ndarray, eps: float, delta: float) -> Co
     return ColumnConstraints(k, A, b, factored=(A_q, A_s, np.asarray(priors, dtype=float)))
 
 
-def box_prior_vertices(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Vertices of ``{P : lower <= P <= upper, sum P = 1}``.
+def box_prior_vertices(lower: np.ndarray, upper: np.ndarray, *, tol: float = 1e-12) -> np.ndarray:
+    """Vertices of ``{P : lower <= P <= upper, sum P = 1}`` (sorted; empty when the set is).
 
     A vertex of a box cut by one hyperplane has at most one coordinate strictly
     between its bounds; we enumerate those (``k 2^(k-1)`` candidates).
@@ -203,7 +203,7 @@ def box_prior_vertices(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
             for i, bit in zip(others, bits):
                 P[i] = upper[i] if bit else lower[i]
             P[j] = 1.0 - P[others].sum()
-            if lower[j] - 1e-12 <= P[j] <= upper[j] + 1e-12:
+            if lower[j] - tol <= P[j] <= upper[j] + tol:
                 P[j] = min(max(P[j], lower[j]), upper[j])
                 verts.add(tuple(np.round(P, 15)))
     return np.array(sorted(verts))

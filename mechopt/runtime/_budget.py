@@ -457,14 +457,8 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        report_epsilon : float
-            Budget of the report's mechanism under this ledger's notion.
-        prior : sequence of float, keyword-only
-            ``lip_sequence``: the marginal prior of the datum this report releases.
-        sensitive : iterable of str, keyword-only
-            ``uldp``: the report mechanism's sensitive set; it must contain the ledger's.
-        memo_key : str, keyword-only
-            A memoized response's key: its replays are recorded at no cost.
+        report_epsilon, prior, sensitive, memo_key
+            As :meth:`would_spend`: a memoized response's key makes its replays cost nothing.
 
         Returns
         -------

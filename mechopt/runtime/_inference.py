@@ -48,8 +48,8 @@ from mechopt.runtime._estimators import (
     estimate_em,
     estimate_inversion,
     estimate_projected,
-    mmse_histogram,
 )
+from mechopt.runtime._mmse import mmse_histogram
 from mechopt.runtime._sampling import as_channel
 
 __all__ = ["ESTIMATE_METHODS", "Estimate", "estimate", "estimate_counts", "parse_counts_csv"]
@@ -153,10 +153,8 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        The channel (k × m) and the number of reports of each output (m).
     method : {"em", "inversion", "projected", "mmse"}, keyword-only
         See the module docstring.
     level : float, keyword-only
@@ -332,12 +330,9 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
         Output labels, one per report.
     counts : mapping or array_like, optional, keyword-only
         Instead of ``reports``: ``{output label: count}`` or one count per output.
-    method : {"em", "inversion", "projected", "mmse"}, keyword-only
-        See :func:`estimate_counts`.
-    level : float, keyword-only
-        Interval level.
-    prior : array_like, optional, keyword-only
-        ``mmse``: the prior (default: the mechanism's design prior, ``objective.prior``).
+    method, level, prior : keyword-only
+        As :func:`estimate_counts`; the ``mmse`` prior defaults to the mechanism's design
+        prior (``objective.prior``).
 
     Returns
     -------
@@ -345,11 +340,11 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
 
     Raises
     ------
-    NotIdentifiableError
-        As :func:`estimate_counts`.
     InputError
         When neither or both of ``reports`` and ``counts`` are given, a label is unknown,
         or an argument is malformed.
+    NotIdentifiableError
+        As :func:`estimate_counts`.
 
     Examples
     --------

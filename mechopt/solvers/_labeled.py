@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from ..notions import ColumnConstraints, Notion
 from ..notions._base import _eldp_rows
 from ..notions._eldp import _group_matrix
-from ._backends import get_backend
+from ._backends import choose
 from ._repair import tied_rows
 from ._safe_bnb import safe_mip_bound
 from ._safe_bound import lp_lower_bound
@@ -127,6 +127,30 @@ def _factored_block(A_q: sp.csr_matrix, A_s: sp.csr_matrix, W: np.ndarray, cols:
     eq = (np.concatenate([er, s_rows]), np.concatenate([ec, aux0 + np.arange(nc * nw)]),
           np.concatenate([ev, -np.ones(nc * nw)]))
     return ineq, nc * nf, nc * nw, eq, nc * nw
+
+
+def _invertible_caps(notions: list[Notion], k: int, owners: np.ndarray) -> np.ndarray:
+    """The largest mass an invertible column ``a e_x`` may carry under the (ε, δ)-LIP notions.
+
+    An invertible column is 0 off its owner ``x``, so ``P·q - δ <= e^ε q[x']`` at any
+    ``x' != x`` reads ``P[x] a <= δ``, and ``q[x] <= e^ε (P·q + δ)`` reads
+    ``a (1 - e^ε P[x]) <= e^ε δ``: both are implied by the notion, so the cut keeps the
+    LP a relaxation (found by the fuzz: without it the LP made an output invertible with
+    more mass than δ allows, which no repair fixes). Widened by 1e-12 for rounding.
+    """
+    cap = np.ones(len(owners))
+    for n in notions:
+        delta = float(getattr(n, "delta", 0.0) or 0.0)
+        prior = getattr(n, "prior", None)
+        if delta <= 0 or prior is None or k < 2:
+            continue
+        P = np.asarray(prior, dtype=float)[owners]
+        e = math.exp(min(float(n.epsilon), 700.0))
+        with np.errstate(divide="ignore"):
+            off = np.where(P > 0, delta / P, np.inf)
+            at = np.where(e * P < 1, e * delta / (1 - e * P), np.inf)
+        cap = np.minimum(cap, np.minimum(off, at) * (1 + 1e-12))
+    return cap
 
 
 def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, list[int]], *,
@@ -233,11 +257,11 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         R.append(row + pj_col[pr] * k + np.tile(np.arange(k), n_p)), C.append(binaries[pr]), V.append(np.ones(n_p * k))
         B.append(np.ones(k * n_c))
         row += k * n_c
-        # a_j - r_j <= 0
+        # a_j - cap_j r_j <= 0
         rr = row + np.arange(n_p)
         R += [rr, rr]
         C += [a_vars, binaries]
-        V += [np.ones(n_p), -np.ones(n_p)]
+        V += [np.ones(n_p), -_invertible_caps(notions, k, pj_owner)]
         B.append(np.zeros(n_p))
         row += n_p
         # one role per output, one invertible output per input
@@ -409,13 +433,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
     for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
         stats[key] += st[key]
     stats["build_s"] += time.perf_counter() - tb
-    if backend == "other":
-        name = "highs-ds" if st["variables"] > 1000 else "highs-ipm"
-    elif backend == "auto":
-        name = "highs-ipm" if st["variables"] > 1000 else "highs"
-    else:
-        name = backend
-    adapter = get_backend(name)
+    adapter = choose(backend, size=st["variables"], retry=(backend == "other"))
     tl = time.perf_counter()
     if milp:
         stats["binaries"] = st["binaries"]
@@ -440,7 +458,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
             else:
                 roles = None
         if roles is None:
-            sol = get_backend("highs").solve_milp(*data, integrality)
+            sol = choose(backend, milp=True).solve_milp(*data, integrality)
             roles, stats["roles_from"] = (np.round(sol.x[ints]) if sol.status == "optimal" else None), "milp"
         if roles is not None and stats["roles_from"] == "milp":
             # binaries are integral only to a feasibility tolerance (r = 1 - 1e-8 leaves 1e-8
@@ -522,8 +540,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_C
              "variables_full": st["variables"], "symmetries": len(perms), "pairs_before": sysm.n_pairs_before,
              "pairs_after": sysm.n_pairs_after, "groups": 0, "symmetry_s": t_sym,
              "build_s": time.perf_counter() - tb}
-    name = "highs-ipm" if backend == "auto" else backend
-    adapter = get_backend(name)
+    adapter = choose(backend, size=A_r.shape[1])
     tl = time.perf_counter()
     sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None), time_limit=time_limit)
     stats["lp_s"] = time.perf_counter() - tl
