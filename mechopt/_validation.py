@@ -41,26 +41,25 @@ def _is_inf_word(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}
 
 
-def check_number(value: Any, field: str) -> float:
-    """Return ``value`` as a float: a real number (not a bool, not NaN; ±inf allowed)."""
+def _as_number(value: Any, field: str, what: str, wrong_type: type[InputError]) -> float:
     if isinstance(value, bool) or not isinstance(value, _NUMBER):
-        raise InputTypeError(field, f"must be a number, got {value!r}")
+        raise wrong_type(field, f"must be {what}, got {value!r}")
     v = float(value)
     if math.isnan(v):
-        raise InputError(field, "must be a number, got NaN")
+        raise InputError(field, f"must be {what}, got NaN")
     return v
+
+
+def check_number(value: Any, field: str) -> float:
+    """Return ``value`` as a float: a real number (not a bool, not NaN; ±inf allowed)."""
+    return _as_number(value, field, "a number", InputTypeError)
 
 
 def check_number_or_inf(value: Any, field: str) -> float:
     """A number, or the string ``"inf"`` (JSON cannot write infinity) read as ``inf``."""
     if _is_inf_word(value):
         return INF
-    if isinstance(value, bool) or not isinstance(value, _NUMBER):
-        raise InputError(field, f"must be a number or 'inf', got {value!r}")
-    v = float(value)
-    if math.isnan(v):
-        raise InputError(field, "must be a number or 'inf', got NaN")
-    return v
+    return _as_number(value, field, "a number or 'inf'", InputError)
 
 
 def check_finite(value: Any, field: str) -> float:

@@ -132,7 +132,28 @@ def _max_lip_over_cone(A: np.ndarray, P: np.ndarray) -> float:
     return best
 
 
-# -- Thm 1 / Prop 1: LIP <-> LDP ----------------------------------------------------
+# -- Thm 1 / Prop 1 and Thm 2: LIP, BP-LIP <-> LDP ------------------------------------
+#
+# One home for each relation: the private cores take the validated priors (one for LIP,
+# several for BP-LIP: the worst prior decides), the public functions validate and call them.
+
+
+def _lip_to_ldp_exact(Ps: list[np.ndarray], epsilon: float) -> float:
+    e = exp_or_inf(check_epsilon(epsilon))
+    return _max_log_ratio_over_cone(np.vstack([lip_cone_rows(P, e) for P in Ps]), Ps[0].size)
+
+
+def _lip_to_ldp_bound(Ps: list[np.ndarray], epsilon: float) -> float:
+    return lip_omega(check_epsilon(epsilon), max(float(P.min()) for P in Ps))
+
+
+def _ldp_to_lip_bound(Ps: list[np.ndarray], epsilon: float) -> float:
+    return lip_outer(check_epsilon(epsilon), min(float(P.min()) for P in Ps))
+
+
+def _ldp_to_lip_exact(Ps: list[np.ndarray], epsilon: float) -> float:
+    A = _ldp_rows(Ps[0].size, exp_or_inf(check_epsilon(epsilon)))
+    return max(_max_lip_over_cone(A, P) for P in Ps)
 
 
 def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
@@ -145,9 +166,7 @@ def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
     >>> round(lip_to_ldp_exact([0.5, 0.5], 1.0), 6)
     1.48988
     """
-    P = check_prior(prior)
-    e = exp_or_inf(check_epsilon(epsilon))
-    return _max_log_ratio_over_cone(lip_cone_rows(P, e), P.size)
+    return _lip_to_ldp_exact([check_prior(prior)], epsilon)
 
 
 def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -160,7 +179,7 @@ def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
     1.48988
     """
-    return lip_omega(check_epsilon(epsilon), float(check_prior(prior).min()))
+    return _lip_to_ldp_bound([check_prior(prior)], epsilon)
 
 
 def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -171,7 +190,7 @@ def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(ldp_to_lip_bound([0.5, 0.5], math.log(3)), 6)
     0.693147
     """
-    return lip_outer(check_epsilon(epsilon), float(check_prior(prior).min()))
+    return _ldp_to_lip_bound([check_prior(prior)], epsilon)
 
 
 def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
@@ -179,15 +198,12 @@ def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(ldp_to_lip_exact([0.5, 0.5], math.log(3)), 6)
-    0.693147
+    The converse bound of Thm 1 is attained here:
+
+    >>> math.isclose(ldp_to_lip_exact([0.5, 0.5], math.log(3)), ldp_to_lip_bound([0.5, 0.5], math.log(3)))
+    True
     """
-    P = check_prior(prior)
-    e = exp_or_inf(check_epsilon(epsilon))
-    return _max_lip_over_cone(_ldp_rows(P.size, e), P)
-
-
-# -- Thm 2: BP-LIP <-> LDP ----------------------------------------------------------
+    return _ldp_to_lip_exact([check_prior(prior)], epsilon)
 
 
 def bp_lip_vertices(lower: Sequence[float], upper: Sequence[float], *, tol: float = 1e-12) -> np.ndarray:
@@ -238,10 +254,7 @@ def bp_lip_to_ldp_exact(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     >>> v <= bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) + 1e-9
     True
     """
-    Ps = _priors(priors)
-    e = exp_or_inf(check_epsilon(epsilon))
-    A = np.vstack([lip_cone_rows(P, e) for P in Ps])
-    return _max_log_ratio_over_cone(A, Ps[0].size)
+    return _lip_to_ldp_exact(_priors(priors), epsilon)
 
 
 def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -251,9 +264,13 @@ def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     --------
     >>> round(bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
     1.48988
+
+    With one prior it is :func:`lip_to_ldp_bound`:
+
+    >>> bp_lip_to_ldp_bound([[0.3, 0.7]], 1.0) == lip_to_ldp_bound([0.3, 0.7], 1.0)
+    True
     """
-    Ps = _priors(priors)
-    return lip_omega(check_epsilon(epsilon), max(float(P.min()) for P in Ps))
+    return _lip_to_ldp_bound(_priors(priors), epsilon)
 
 
 def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -261,11 +278,12 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
 
     Examples
     --------
-    >>> round(ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
-    0.789728
+    The smallest entry of any listed prior decides (here 0.3):
+
+    >>> ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) == ldp_to_lip_bound([0.3, 0.7], 1.0)
+    True
     """
-    Ps = _priors(priors)
-    return lip_outer(check_epsilon(epsilon), min(float(P.min()) for P in Ps))
+    return _ldp_to_lip_bound(_priors(priors), epsilon)
 
 
 def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -276,10 +294,7 @@ def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     >>> round(ldp_to_bp_lip_exact([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
     0.789728
     """
-    Ps = _priors(priors)
-    e = exp_or_inf(check_epsilon(epsilon))
-    A = _ldp_rows(Ps[0].size, e)
-    return max(_max_lip_over_cone(A, P) for P in Ps)
+    return _ldp_to_lip_exact(_priors(priors), epsilon)
 
 
 # -- Cor 3: approximate versions ----------------------------------------------------

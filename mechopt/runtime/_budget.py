@@ -502,11 +502,12 @@ class PrivacyBudget:
 
 @dataclass(frozen=True)
 class MemoizationSavings:
-    """The leakage bound after each round, fresh responses against memoized ones.
+    """The leakage bound after each round, fresh responses against memoized ones (:func:`memoization_savings`).
 
     Attributes
     ----------
     notion : str
+        The notion whose composition rule gives the bounds.
     epsilon : float
         Budget of one report.
     fresh : list of float
