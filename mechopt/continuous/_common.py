@@ -56,6 +56,13 @@ def _rng(rng: RNG) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
+def _add_noise(x: ArrayLike, spread: ArrayLike, field: str, rng: RNG, draw: str) -> NDArray[np.float64]:
+    """``x + spread · Z``, broadcast, ``Z`` drawn by ``Generator.<draw>(0, 1)`` (``normal``, ``laplace``)."""
+    s = _positive_array(spread, field)
+    xs = np.asarray(x, dtype=float)
+    return xs + getattr(_rng(rng), draw)(0.0, 1.0, np.broadcast(xs, s).shape) * s
+
+
 # ---------------------------------------------------------------------------
 # the result of a numerical check
 
