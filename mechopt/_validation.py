@@ -273,6 +273,12 @@ def check_channel(Q: Any, field: str = "Q", *, atol: float = 1e-9, shape: tuple[
     return arr
 
 
+def check_channel_prior(Q: Any, prior: Any, prior_field: str = "prior") -> tuple[np.ndarray, np.ndarray]:
+    """A channel (:func:`check_channel`) and a prior with one entry per row (:func:`check_prior`)."""
+    Q = check_channel(Q)
+    return Q, check_prior(prior, prior_field, k=Q.shape[0])
+
+
 def check_interval(value: Any, field: str) -> tuple[float, float]:
     """A pair ``(lo, hi)`` of finite numbers with ``lo < hi``."""
     try:

@@ -59,12 +59,12 @@ def saved(tmp_path):
     return mech, path
 
 
-
 def _refused(path, doc, error, match):
     """``doc`` written to ``path`` is refused by :meth:`Mechanism.load` with ``error`` matching ``match``."""
     path.write_text(json.dumps(doc))
     with pytest.raises(error, match=match):
         Mechanism.load(path)
+
 
 def test_every_claim_is_really_met():
     # every ratio of MATRIX is below e^1 within a column, so all claims hold with slack

@@ -14,7 +14,7 @@ builds it from ``(t_min, t_max)``.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -224,11 +224,7 @@ def binary_lip_mse(prior1: float, epsilon: float) -> float:
     >>> round(binary_lip_mse(0.5, 0.0), 12)
     0.25
     """
-    p1 = check_probability(prior1, "prior1")
-    eps = check_epsilon(epsilon, allow_inf=True)
-    if math.isinf(eps):
-        return 0.0
-    return p1 * (1.0 - p1) * (2.0 * math.exp(-eps) - math.exp(-2.0 * eps))
+    return _survey_mse(prior1, epsilon, lambda p1, eps: p1 * (1.0 - p1) * (2.0 * math.exp(-eps) - math.exp(-2.0 * eps)))
 
 
 def binary_ldp_mse(prior1: float, epsilon: float) -> float:
@@ -238,15 +234,22 @@ def binary_ldp_mse(prior1: float, epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(binary_ldp_mse(0.5, 0.0), 12)
-    0.25
+    >>> round(binary_ldp_mse(0.5, 0.0), 12), binary_ldp_mse(0.5, math.inf)
+    (0.25, 0.0)
     """
-    p = check_probability(prior1, "prior1")
-    eps = check_epsilon(epsilon, allow_inf=True)
-    if math.isinf(eps):
-        return 0.0
+    return _survey_mse(prior1, epsilon, _warner_mse)
+
+
+def _warner_mse(p: float, eps: float) -> float:
     e = math.exp(eps)
     return p * (1 - p) - (p * (1 - p) * (1 - e)) ** 2 / ((1 - p + p * e) * (e - p * e + p))
+
+
+def _survey_mse(prior1: float, epsilon: float, formula: Callable[[float, float], float]) -> float:
+    """``formula(P_1, ε)`` on validated arguments; 0 at ``ε = inf`` (the report is the input)."""
+    p1 = check_probability(prior1, "prior1")
+    eps = check_epsilon(epsilon, allow_inf=True)
+    return 0.0 if math.isinf(eps) else formula(p1, eps)
 
 
 def binary_lip_optimum(prior: Sequence[float], epsilon: float) -> np.ndarray:
