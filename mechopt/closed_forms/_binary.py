@@ -283,8 +283,7 @@ def uncertain_prior_lip_rr(a: float, b: float, epsilon: float) -> np.ndarray:
     >>> uncertain_prior_lip_rr(0.0, 1.0, math.log(3)).round(6).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
-    a_, b_ = _interval(a, b)
-    e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
+    a_, b_, e = _interval_e(a, b, epsilon)
     if math.isinf(e):
         return np.eye(2)
     d = b_ - a_ + e
@@ -304,8 +303,7 @@ def uncertain_prior_lip_rr_holds(a: float, b: float, epsilon: float, *, tol: flo
     >>> uncertain_prior_lip_rr_holds(0.3, 0.5, 1.0)
     True
     """
-    a_, b_ = _interval(a, b)
-    e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
+    a_, b_, e = _interval_e(a, b, epsilon)
     if math.isinf(e):
         return True
     return a_ * e + b_ >= 1.0 - tol and a_ + b_ * e <= e + tol
@@ -320,20 +318,24 @@ def uncertain_prior_lip_optimum(a: float, b: float, epsilon: float) -> np.ndarra
 
     Examples
     --------
-    >>> uncertain_prior_lip_optimum(0.0, 1.0, math.log(3)).round(6).tolist()
-    [[0.75, 0.25], [0.25, 0.75]]
+    Inside the regime of :func:`uncertain_prior_lip_rr_holds` it is the printed channel:
+
+    >>> uncertain_prior_lip_rr_holds(0.3, 0.5, 1.0)
+    True
+    >>> np.allclose(uncertain_prior_lip_optimum(0.3, 0.5, 1.0), uncertain_prior_lip_rr(0.3, 0.5, 1.0))
+    True
     """
-    a_, b_ = _interval(a, b)
-    e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
+    a_, b_, e = _interval_e(a, b, epsilon)
     if math.isinf(e):
         return np.eye(2)
     rows = _lip_rows([1.0 - a_, a_], e) + _lip_rows([1.0 - b_, b_], e)
     return binary_cone_optimum(*binary_ratio_range(rows))
 
 
-def _interval(a: float, b: float) -> tuple[float, float]:
+def _interval_e(a: float, b: float, epsilon: float) -> tuple[float, float, float]:
+    """The checked interval ``[a, b]`` of ``P(X=1)`` and ``e^ε`` (``inf`` allowed)."""
     a_ = check_probability(a, "a")
     b_ = check_probability(b, "b")
     if a_ > b_:
         raise InputError("a", f"must be <= b, got a={a_!r} > b={b_!r}")
-    return a_, b_
+    return a_, b_, exp_or_inf(check_epsilon(epsilon, allow_inf=True))
