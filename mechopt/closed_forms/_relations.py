@@ -95,12 +95,16 @@ def _lp_max(c: np.ndarray, A_ub: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray)
     return float(-res.fun)
 
 
-def _max_log_ratio_over_cone(A: np.ndarray, k: int) -> float:
-    """``max_{x != x'} log max{q[x'] : q[x] = 1, A q <= 0, q >= 0}`` (0 when k = 1)."""
+def _max_log_ratio_over_cone(A: np.ndarray, k: int, P: np.ndarray | None = None) -> float:
+    """``max_{x != x'} log(max{q[x'] : q[x] = 1, A q <= 0, q >= 0} · P(x') / P(x))`` (0 when k = 1).
+
+    Without ``P`` the ratio of two entries (LDP); with it the ratio of two posteriors (DI),
+    over the inputs with ``P(x) > 0``.
+    """
     best = 0.0
     for x in range(k):
         for x2 in range(k):
-            if x == x2:
+            if x == x2 or (P is not None and P[x] == 0):
                 continue
             eq = np.zeros((1, k))
             eq[0, x] = 1.0
@@ -109,7 +113,9 @@ def _max_log_ratio_over_cone(A: np.ndarray, k: int) -> float:
             v = _lp_max(c, A, eq, np.array([1.0]))
             if math.isinf(v):
                 return math.inf
-            best = max(best, math.log(v) if v > 0 else -math.inf)
+            r = v if P is None else v * P[x2] / P[x]
+            if r > 0:
+                best = max(best, math.log(r))
     return best
 
 
@@ -163,8 +169,10 @@ def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(lip_to_ldp_exact([0.5, 0.5], 1.0), 6)
-    1.48988
+    Prop. 1 is attained for a uniform binary prior:
+
+    >>> math.isclose(lip_to_ldp_exact([0.5, 0.5], 1.0), lip_to_ldp_bound([0.5, 0.5], 1.0))
+    True
     """
     return _lip_to_ldp_exact([check_prior(prior)], epsilon)
 
@@ -174,10 +182,8 @@ def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(lip_to_ldp_bound([0.25, 0.25, 0.25, 0.25], 1.0), 6)
-    2.0
-    >>> round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
-    1.48988
+    >>> round(lip_to_ldp_bound([0.25, 0.25, 0.25, 0.25], 1.0), 6), round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
+    (2.0, 1.48988)
     """
     return _lip_to_ldp_bound([check_prior(prior)], epsilon)
 
@@ -198,9 +204,7 @@ def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    The converse bound of Thm 1 is attained here:
-
-    >>> math.isclose(ldp_to_lip_exact([0.5, 0.5], math.log(3)), ldp_to_lip_bound([0.5, 0.5], math.log(3)))
+    >>> math.isclose(ldp_to_lip_exact([0.5, 0.5], 1.0), ldp_to_lip_bound([0.5, 0.5], 1.0))  # Thm 1 attained
     True
     """
     return _ldp_to_lip_exact([check_prior(prior)], epsilon)
@@ -262,13 +266,12 @@ def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
 
     Examples
     --------
+    The largest ``P_min`` of the listed priors decides (here 0.5):
+
+    >>> bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) == lip_to_ldp_bound([0.5, 0.5], 1.0)
+    True
     >>> round(bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
     1.48988
-
-    With one prior it is :func:`lip_to_ldp_bound`:
-
-    >>> bp_lip_to_ldp_bound([[0.3, 0.7]], 1.0) == lip_to_ldp_bound([0.3, 0.7], 1.0)
-    True
     """
     return _lip_to_ldp_bound(_priors(priors), epsilon)
 
@@ -278,9 +281,7 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
 
     Examples
     --------
-    The smallest entry of any listed prior decides (here 0.3):
-
-    >>> ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) == ldp_to_lip_bound([0.3, 0.7], 1.0)
+    >>> ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) == ldp_to_lip_bound([0.3, 0.7], 1.0)  # min entry
     True
     """
     return _ldp_to_lip_bound(_priors(priors), epsilon)
@@ -288,6 +289,8 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
 
 def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
     """Exact worst BP-LIP leakage of an ε-LDP mechanism over the listed priors (LPs).
+
+    The LPs of :func:`ldp_to_lip_exact` for each prior; the worst prior counts.
 
     Examples
     --------
@@ -308,6 +311,10 @@ def approx_ldp_to_lip(epsilon: float, delta: float) -> tuple[float, float]:
     >>> approx_ldp_to_lip(1.0, 0.1)
     (1.0, 0.1)
     """
+    return _eps_delta(epsilon, delta)
+
+
+def _eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     return check_epsilon(epsilon), check_probability(delta, "delta")
 
 
@@ -321,8 +328,7 @@ def approx_lip_to_ldp(epsilon: float, delta: float) -> tuple[float, float]:
     >>> [round(v, 6) for v in approx_lip_to_ldp(1.0, 0.1)]
     [2.0, 0.371828]
     """
-    eps = check_epsilon(epsilon)
-    d = check_probability(delta, "delta")
+    eps, d = _eps_delta(epsilon, delta)
     return 2 * eps, (math.exp(eps) + 1) * d
 
 
@@ -335,11 +341,12 @@ def approx_lip_to_ldp_corrected(epsilon: float, delta: float) -> tuple[float, fl
 
     Examples
     --------
+    ``2 e^ε δ`` exceeds the printed ``(e^ε + 1) δ`` (:func:`approx_lip_to_ldp`):
+
     >>> [round(v, 6) for v in approx_lip_to_ldp_corrected(1.0, 0.1)]
     [2.0, 0.543656]
     """
-    eps = check_epsilon(epsilon)
-    d = check_probability(delta, "delta")
+    eps, d = _eps_delta(epsilon, delta)
     return 2 * eps, min(1.0, 2 * math.exp(eps) * d)
 
 
@@ -380,24 +387,7 @@ def lip_to_di_exact(prior: Sequence[float], epsilon: float) -> float:
     True
     """
     P = check_prior(prior)
-    e = exp_or_inf(check_epsilon(epsilon))
-    A = lip_cone_rows(P, e)
-    k = P.size
-    best = 0.0
-    for x in range(k):
-        for x2 in range(k):
-            if x == x2 or P[x] == 0:
-                continue
-            eq = np.zeros((1, k))
-            eq[0, x] = 1.0
-            c = np.zeros(k)
-            c[x2] = 1.0
-            v = _lp_max(c, A, eq, np.array([1.0]))
-            if math.isinf(v):
-                return math.inf
-            if v > 0 and P[x2] > 0:
-                best = max(best, math.log(v * P[x2] / P[x]))
-    return best
+    return _max_log_ratio_over_cone(lip_cone_rows(P, exp_or_inf(check_epsilon(epsilon))), P.size, P)
 
 
 def di_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
