@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from mechopt._validation import check_epsilon, check_finite, check_number, check_positive
 from mechopt._errors import InputError
 
-from ._common import RNG, _add_noise, _clip, _probability_vector
+from ._common import RNG, _add_noise, _probability_vector
 
 # ---------------------------------------------------------------------------
 # context-aware Laplace mechanism (003 Thm 6)
@@ -140,8 +140,6 @@ def laplace_mechanism(
     >>> bool(((y >= 0) & (y <= 2)).all())
     True
     """
-    y = _add_noise(x, scale, "scale", rng, "laplace")
-    bounds = _clip(clip)
-    return y if bounds is None else np.clip(y, *bounds)
+    return _add_noise(x, scale, "scale", rng, "laplace", clip)
 
 
