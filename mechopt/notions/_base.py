@@ -156,6 +156,14 @@ class Notion(ABC):
         return None
 
     # -- measuring -------------------------------------------------------------
+    def invertible_cap(self, k: int, owners: np.ndarray) -> np.ndarray | None:
+        """Largest mass of a column ``a e_x`` (0 off ``x``; ULDP's invertible role) this notion allows, per owner.
+
+        None: no cap below 1 (cones allow any multiple of an allowed column). The labeled
+        LP caps invertible masses by it; a valid cap keeps the LP a relaxation.
+        """
+        return None
+
     @abstractmethod
     def achieved(self, Q: np.ndarray) -> float:
         """Smallest budget (same units as ``epsilon``) that ``Q`` satisfies; inf if none."""

@@ -142,6 +142,28 @@ class LIP(Notion):
     def ray_count(self, k: int) -> int:
         return k * 2 ** (k - 1)
 
+    def invertible_cap(self, k: int, owners: np.ndarray) -> np.ndarray | None:
+        """Mass caps of columns ``a e_x`` under (ε, δ)-LIP (None when δ = 0: then only ``P[x] = 0`` allows them).
+
+        Off ``x`` the column is 0, so ``P·q - δ <= e^ε q[x']`` reads ``P[x] a <= δ``, and
+        ``q[x] <= e^ε (P·q + δ)`` reads ``a (1 - e^ε P[x]) <= e^ε δ``. Widened by 1e-12 for
+        rounding (found by the fuzz: without the cap the labeled LP made an output
+        invertible with more mass than δ allows, which no repair fixes).
+
+        Examples
+        --------
+        >>> LIP(1.0, [0.5, 0.5], delta=0.1).invertible_cap(2, np.array([0, 1])).round(9).tolist()
+        [0.2, 0.2]
+        """
+        if self.delta <= 0 or k < 2:
+            return None
+        P = np.asarray(self.prior, dtype=float)[owners]
+        e = math.exp(min(float(self.epsilon), 700.0))
+        with np.errstate(divide="ignore"):
+            off = np.where(P > 0, self.delta / P, np.inf)
+            at = np.where(e * P < 1, e * self.delta / (1 - e * P), np.inf)
+        return np.minimum(off, at) * (1 + 1e-12)
+
     @property
     def is_cone(self) -> bool:
         return self.delta == 0
