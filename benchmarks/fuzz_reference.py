@@ -118,17 +118,21 @@ def box_vertices(lower: list[float], upper: list[float]) -> list[list[Fraction]]
     """
     lo = [Fraction(repr(float(v))) for v in lower]
     hi = [Fraction(repr(float(v))) for v in upper]
-    k = len(lo)
     out = set()
-    for j in range(k):
-        others = [i for i in range(k) if i != j]
-        for bits in itertools.product((0, 1), repeat=k - 1):
-            P = [Fraction(0)] * k
-            for i, bit in zip(others, bits):
-                P[i] = hi[i] if bit else lo[i]
-            P[j] = 1 - sum(P[i] for i in others)
-            if lo[j] <= P[j] <= hi[j]:
-                out.add(tuple(P))
+    # each coordinate at its lower bound (0), its upper bound (1), or free (2, at most one)
+    for choice in itertools.product((0, 1, 2), repeat=len(lo)):
+        if choice.count(2) > 1:
+            continue
+        P = [lo[i] if c == 0 else hi[i] if c == 1 else None for i, c in enumerate(choice)]
+        rest = 1 - sum(p for p in P if p is not None)
+        if 2 in choice:
+            j = choice.index(2)
+            if not lo[j] <= rest <= hi[j]:
+                continue
+            P[j] = rest
+        elif rest != 0:
+            continue
+        out.add(tuple(P))
     return [list(p) for p in sorted(out)]
 
 
@@ -222,20 +226,14 @@ def _tie_classes(E: np.ndarray, all_tied: bool) -> list[list[int]]:
     k = E.shape[0]
     if all_tied:
         return [list(range(k))] if k > 1 else []
-    parent = list(range(k))
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
 
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for x, xp in zip(*np.nonzero(E <= 0)):
-        if x != xp:
-            parent[find(int(x))] = find(int(xp))
+    # rows x, x' with E[x][x'] = 0 are equal: the classes are the connected components
+    _, label = connected_components(csr_matrix((E <= 0).astype(int)), directed=True, connection="weak")
     groups: dict[int, list[int]] = {}
     for x in range(k):
-        groups.setdefault(find(x), []).append(x)
+        groups.setdefault(int(label[x]), []).append(x)
     return [g for g in groups.values() if len(g) > 1]
 
 

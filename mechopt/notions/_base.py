@@ -10,6 +10,8 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._errors import InputError
+from .._validation import check_epsilon
 
 INF = math.inf
 
@@ -79,6 +81,15 @@ class Notion(ABC):
     #: the notion constrains each column by a convex cone (False only for ULDP)
     convex: bool = True
 
+    def _freeze(self, field: str, array: np.ndarray) -> None:
+        """Store ``array`` read-only as ``field`` (notions are frozen dataclasses)."""
+        array.setflags(write=False)
+        object.__setattr__(self, field, array)
+
+    def _check_epsilon(self) -> None:
+        """Validate the budget field ``epsilon`` in place (a notion's ``__post_init__`` calls it)."""
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+
     # -- binding to labels -------------------------------------------------------
     def bind(self, inputs: Sequence[str]) -> "Notion":
         """Return a copy whose label references are resolved to indices of ``inputs``."""
@@ -145,6 +156,14 @@ class Notion(ABC):
         return None
 
     # -- measuring -------------------------------------------------------------
+    def invertible_cap(self, k: int, owners: np.ndarray) -> np.ndarray | None:
+        """Largest mass of a column ``a e_x`` (0 off ``x``; ULDP's invertible role) this notion allows, per owner.
+
+        None: no cap below 1 (cones allow any multiple of an allowed column). The labeled
+        LP caps invertible masses by it; a valid cap keeps the LP a relaxation.
+        """
+        return None
+
     @abstractmethod
     def achieved(self, Q: np.ndarray) -> float:
         """Smallest budget (same units as ``epsilon``) that ``Q`` satisfies; inf if none."""
@@ -163,6 +182,13 @@ class Notion(ABC):
         from .._verify import check_notion
 
         return check_notion(Q, self)
+
+
+def _check_size(size: int, inputs: Sequence[str], field: str,
+                rule: str = "must have one entry per input ({n}), got {size}") -> None:
+    """Refuse a notion whose ``field`` has ``size`` entries for ``len(inputs)`` inputs."""
+    if size != len(inputs):
+        raise InputError(field, rule.format(n=len(inputs), size=size))
 
 
 def _ratio_budget(Q: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> float:

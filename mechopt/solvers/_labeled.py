@@ -130,26 +130,12 @@ def _factored_block(A_q: sp.csr_matrix, A_s: sp.csr_matrix, W: np.ndarray, cols:
 
 
 def _invertible_caps(notions: list[Notion], k: int, owners: np.ndarray) -> np.ndarray:
-    """The largest mass an invertible column ``a e_x`` may carry under the (ε, δ)-LIP notions.
-
-    An invertible column is 0 off its owner ``x``, so ``P·q - δ <= e^ε q[x']`` at any
-    ``x' != x`` reads ``P[x] a <= δ``, and ``q[x] <= e^ε (P·q + δ)`` reads
-    ``a (1 - e^ε P[x]) <= e^ε δ``: both are implied by the notion, so the cut keeps the
-    LP a relaxation (found by the fuzz: without it the LP made an output invertible with
-    more mass than δ allows, which no repair fixes). Widened by 1e-12 for rounding.
-    """
+    """The largest mass an invertible column ``a e_x`` may carry (each notion's :meth:`invertible_cap`)."""
     cap = np.ones(len(owners))
     for n in notions:
-        delta = float(getattr(n, "delta", 0.0) or 0.0)
-        prior = getattr(n, "prior", None)
-        if delta <= 0 or prior is None or k < 2:
-            continue
-        P = np.asarray(prior, dtype=float)[owners]
-        e = math.exp(min(float(n.epsilon), 700.0))
-        with np.errstate(divide="ignore"):
-            off = np.where(P > 0, delta / P, np.inf)
-            at = np.where(e * P < 1, e * delta / (1 - e * P), np.inf)
-        cap = np.minimum(cap, np.minimum(off, at) * (1 + 1e-12))
+        c = n.invertible_cap(k, owners)
+        if c is not None:
+            cap = np.minimum(cap, c)
     return cap
 
 

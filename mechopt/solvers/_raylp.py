@@ -144,44 +144,66 @@ def price_mmse_ldp(c: np.ndarray, P: np.ndarray, d: np.ndarray, eps: float, top:
     return C[:, best]
 
 
-def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray, *, backend: str = "highs",
-                      tol: float = 1e-10, max_iter: int = 500, progress=None) -> RaySolution:
-    """Column generation for the MMSE objective on a LIP (``kind="lip"``) or LDP cone.
+def ray_column_generation(obj: Objective, k: int, price, *, backend: str = "highs", tol: float = 1e-10,
+                          max_iter: int = 500, progress=None):
+    """The one column-generation loop over rays: the ray LP as master, ``price`` as oracle.
 
-    ``P_cone`` is the LIP prior (``kind="lip"``) or the objective prior (LDP slice).
+    ``price(d, scale) -> (columns, reduced, upper)`` gets the master's duals ``d``; it
+    returns candidate columns, their reduced values and a proven upper bound ``upper``
+    on the largest reduced value over the whole cone (so ``LP + max(0, upper)`` bounds
+    the optimum, SPEC §3). The loop stops when no candidate's reduced value exceeds
+    ``tol * max(1, |LP|)``. Returns ``(sol, V, best_bound, rounds, finished)``; ``sol``
+    is the last master's solution (its status is not ``optimal`` when the LP failed).
     """
-    t0 = time.perf_counter()
-    k = len(obj.prior)
-    P = np.asarray(P_cone, dtype=float)
-    c = obj.values * obj.prior
-    V = np.ones((k, 1))  # the constant column: P·1 = 1, strictly inside every cone
-    pricer = price_mmse_lip if kind == "lip" else price_mmse_ldp
+    V = np.ones((k, 1))  # the constant column: strictly inside every cone
     best_bound = math.inf
-    history = []
     sol = None
     for it in range(max_iter):
         mu = column_utility(obj, V)
         sol = solve_ray_lp(V, mu, backend=backend)
         if sol.status != "optimal":
-            return sol
-        d = sol.stats["duals"]
+            return sol, V, best_bound, it + 1, False
+        scale = max(1.0, abs(sol.value))
+        new, red, upper = price(sol.stats["duals"], scale)
+        best_bound = min(best_bound, sol.value + max(0.0, upper))
+        if progress is not None:
+            progress(it, sol.value, best_bound, V.shape[1])
+        keep = red > tol * scale
+        if not keep.any():
+            return sol, V, best_bound, it + 1, True
+        V = np.hstack([V, new[:, keep]])
+    return sol, V, best_bound, max_iter, False
+
+
+def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray, *, backend: str = "highs",
+                      tol: float = 1e-10, max_iter: int = 500, progress=None) -> RaySolution:
+    """Column generation for the MMSE objective on a LIP (``kind="lip"``) or LDP cone.
+
+    ``P_cone`` is the LIP prior (``kind="lip"``) or the objective prior (LDP slice). The
+    pricing is exact (:func:`price_mmse_lip`, :func:`price_mmse_ldp`), so the bound is the
+    largest reduced value found.
+    """
+    t0 = time.perf_counter()
+    k = len(obj.prior)
+    P = np.asarray(P_cone, dtype=float)
+    c = obj.values * obj.prior
+    pricer = price_mmse_lip if kind == "lip" else price_mmse_ldp
+
+    def price(d, scale):
         new = pricer(c, P, d, eps)
         # reduced value of each candidate on the slice P·v = 1
         red = column_utility(obj, new) / (P @ new) - d @ (new / (P @ new))
-        delta = float(max(0.0, red.max()))
-        best_bound = min(best_bound, sol.value + delta)
-        history.append((sol.value, best_bound))
-        if progress is not None:
-            progress(it, sol.value, best_bound, V.shape[1])
-        if delta <= tol * max(1.0, abs(sol.value)):
-            break
-        keep = red > tol * max(1.0, abs(sol.value))
-        V = np.hstack([V, new[:, keep]])
-    else:
+        return new, red, float(red.max())
+
+    sol, V, best_bound, rounds, finished = ray_column_generation(obj, k, price, backend=backend, tol=tol,
+                                                                 max_iter=max_iter, progress=progress)
+    if sol.status != "optimal":
+        return sol
+    if not finished:
         sol.message = f"column generation stopped after {max_iter} iterations"
     sol.bound = best_bound
     sol.V = V
-    sol.stats.update(iterations=len(history), rays=V.shape[1], seconds=time.perf_counter() - t0)
+    sol.stats.update(iterations=rounds, rays=V.shape[1], seconds=time.perf_counter() - t0)
     return sol
 
 
@@ -325,40 +347,29 @@ def column_generation_separable(obj: Objective, eps: float, P_cone: np.ndarray, 
     P = np.asarray(P_cone, dtype=float)
     if not np.allclose(P, obj.prior, atol=1e-15):
         raise SolverError("column generation needs the objective's prior to equal the LIP prior")
-    V = np.ones((k, 1))
-    best_bound = math.inf
-    it = 0
-    sol = None
-    upper = math.inf
     exact_ok = k * 2 ** (k - 1) <= EXACT_PRICING_MAX
     exact_rounds = 0
-    for it in range(max_iter):
-        mu = column_utility(obj, V)
-        sol = solve_ray_lp(V, mu, backend=backend)
-        if sol.status != "optimal":
-            return sol
-        d = sol.stats["duals"]
+
+    def price(d, scale):
+        nonlocal exact_rounds
         new, upper = price_separable_lip(obj, P, d, eps)
         red = column_utility(obj, new) - d @ new
-        best_bound = min(best_bound, sol.value + max(0.0, upper))
-        scale = max(1.0, abs(sol.value))
-        keep = red > tol * scale
-        if not keep.any() and exact_ok:
+        if not (red > tol * scale).any() and exact_ok:
             # the heuristic found nothing: price every slice vertex (exact), which
             # either proves the optimum or hands over the columns it missed
-            new, upper = price_separable_exact(obj, P, d, eps)
+            new, exact_upper = price_separable_exact(obj, P, d, eps)
             exact_rounds += 1
             red = column_utility(obj, new) - d @ new
-            best_bound = min(best_bound, sol.value + max(0.0, upper))
-            keep = red > tol * scale
-        if progress is not None:
-            progress(it, sol.value, best_bound, V.shape[1])
-        if not keep.any():
-            break
-        V = np.hstack([V, new[:, keep]])
+            upper = min(upper, exact_upper)
+        return new, red, upper
+
+    sol, V, best_bound, rounds, _ = ray_column_generation(obj, k, price, backend=backend, tol=tol,
+                                                          max_iter=max_iter, progress=progress)
+    if sol.status != "optimal":
+        return sol
     sol.bound = best_bound
     sol.V = V
     proven = best_bound - sol.value <= 1e-7 * max(1.0, abs(sol.value))
-    sol.stats.update(iterations=it + 1, rays=V.shape[1], seconds=time.perf_counter() - t0, proven=proven,
+    sol.stats.update(iterations=rounds, rays=V.shape[1], seconds=time.perf_counter() - t0, proven=proven,
                      exact_pricing_rounds=exact_rounds)
     return sol

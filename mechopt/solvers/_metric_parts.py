@@ -1,0 +1,260 @@
+"""Parts of the decomposed metric LP (:mod:`._metric_lp`): pair sets, pricing LPs, bounds, snapping.
+
+The constants, the warm-started HiGHS pricing problems and the helpers shared by the
+masters of :mod:`._metric_lp` (and the interior-point route).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._safe_bound import _U, Transposed, safe_lower_bound
+
+
+#: a pricing value below -RC_TOL (relative to the cost scale) makes an output or column enter
+RC_TOL = 1e-11
+#: pairs kept from the start when E has more than DENSE_PAIRS * k finite pairs
+START_DEGREE = 8
+DENSE_PAIRS = 12
+
+
+@dataclass
+class MetricLPResult:
+    status: str  # "optimal" | "feasible" | "error"
+    Q: np.ndarray | None
+    objective: float | None  # of Q, float
+    bound: float  # proven lower bound (safe), -inf if none
+    message: str = ""
+    stats: dict = field(default_factory=dict)
+
+
+_BANNER_SHOWN = False
+
+
+def _highs():
+    """A silent ``highspy.Highs`` (HiGHS prints a banner on stdout at the first construction)."""
+    import os
+    import sys
+
+    import highspy
+
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN:
+        h = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _BANNER_SHOWN = True
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")
+    return h, highspy
+
+
+class _Pairs:
+    """The kept pairs ``(a, b, E)``: rows ``q[a] - e^E q[b] <= 0``, all or a lazy subset."""
+
+    def __init__(self, E: np.ndarray):
+        k = E.shape[0]
+        self.k = k
+        fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
+        self.E = E
+        self.W = np.where(fin, np.exp(np.where(fin, E, 0.0)), np.inf)
+        n_all = int(fin.sum())
+        self.lazy = n_all > DENSE_PAIRS * k
+        if self.lazy:
+            # each input's START_DEGREE cheapest pairs, both directions
+            Ef = np.where(fin, E, np.inf)
+            nb = np.argsort(Ef, axis=1)[:, :START_DEGREE]
+            a = np.repeat(np.arange(k), START_DEGREE)
+            b = nb.ravel()
+            ok = np.isfinite(Ef[a, b])
+            a, b = a[ok], b[ok]
+            sel = np.zeros((k, k), bool)
+            sel[a, b] = True
+            sel[b, a] |= fin[b, a]
+            a, b = np.nonzero(sel)
+        else:
+            a, b = np.nonzero(fin)
+        self.a = a.astype(np.int64)
+        self.b = b.astype(np.int64)
+        self.active = np.zeros((k, k), bool)
+        self.active[self.a, self.b] = True
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    def w(self, a, b):
+        return self.W[a, b]
+
+    def w_hi(self, a, b):
+        """Outward-rounded ``e^E``: the LP with these coefficients is a relaxation."""
+        E = self.E[a, b]
+        return self.W[a, b] * (1.0 + (8.0 + 2.0 * np.abs(E)) * _U)
+
+    def violated(self, V: np.ndarray, rel: float = 1e-9, exclude: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs outside ``exclude`` (default: the active ones) that a column of ``V`` (k, n)
+        breaks by more than ``rel``."""
+        if not self.lazy:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        bad = np.zeros((self.k, self.k), bool)
+        for j in range(V.shape[1]):
+            v = V[:, j]
+            with np.errstate(invalid="ignore"):
+                bad |= v[:, None] > self.W * v[None, :] * (1 + rel) + 1e-300
+        bad &= ~(self.active if exclude is None else exclude)
+        a, b = np.nonzero(bad)
+        return a, b
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        new = ~self.active[a, b]
+        a, b = a[new], b[new]
+        self.active[a, b] = True
+        self.a = np.concatenate([self.a, a])
+        self.b = np.concatenate([self.b, b])
+
+    def index(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Positions of active pairs in the list."""
+        if getattr(self, "_pos_n", -1) != self.n:
+            self._pos = np.full((self.k, self.k), -1, dtype=np.int64)
+            self._pos[self.a, self.b] = np.arange(self.n)
+            self._pos_n = self.n
+        return self._pos[a, b]
+
+    def bound_operator(self) -> Transposed:
+        """The outward-rounded rows of the active pairs, prepared for safe bounds (cached)."""
+        if getattr(self, "_op_n", -1) != self.n:
+            self._op = Transposed(self.matrix(hi=True))
+            self._op_n = self.n
+        return self._op
+
+    def matrix(self, sl: slice | None = None, *, hi: bool = False) -> sp.csr_matrix:
+        a, b = (self.a, self.b) if sl is None else (self.a[sl], self.b[sl])
+        n = len(a)
+        w = self.w_hi(a, b) if hi else self.w(a, b)
+        return sp.csr_matrix((np.concatenate([np.ones(n), -w]), (np.tile(np.arange(n), 2), np.concatenate([a, b]))),
+                             shape=(n, self.k))
+
+
+class _Pricing:
+    """One HiGHS model ``min r.q, A q <= 0, 0 <= q <= 1``; one warm-start basis per output."""
+
+    def __init__(self, pairs: _Pairs):
+        self.pairs = pairs
+        self.k = pairs.k
+        self.h, self.hs = _highs()
+        h = self.h
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("simplex_strategy", 4)  # primal: a new cost keeps the basis primal feasible
+        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        h.addVars(self.k, np.zeros(self.k), np.ones(self.k))
+        self.n_rows = 0
+        self.bases: dict[int, object] = {}
+        self._add_rows(0, pairs.n)
+        self.idx = np.arange(self.k, dtype=np.int32)
+        self.iterations = 0
+
+    def _add_rows(self, start: int, stop: int) -> None:
+        n = stop - start
+        if n <= 0:
+            return
+        a, b = self.pairs.a[start:stop], self.pairs.b[start:stop]
+        idx = np.column_stack([a, b]).ravel().astype(np.int32)
+        val = np.column_stack([np.ones(n), -self.pairs.w(a, b)]).ravel()
+        self.h.addRows(n, np.full(n, -np.inf), np.zeros(n), 2 * n, (2 * np.arange(n)).astype(np.int32), idx, val)
+        self.n_rows = stop
+        # stored bases stay valid with the new rows' slacks basic
+        extra = [self.hs.HighsBasisStatus.kBasic] * n
+        for basis in self.bases.values():
+            basis.row_status = list(basis.row_status) + extra
+
+    def sync(self) -> None:
+        self._add_rows(self.n_rows, self.pairs.n)
+
+    def solve(self, y: int, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, lam)``: a minimiser and the pair duals (``lam >= 0``) for cost ``r``."""
+        h = self.h
+        while True:
+            h.changeColsCost(self.k, self.idx, r)
+            basis = self.bases.get(y)
+            if basis is not None:
+                h.setBasis(basis)
+            h.run()
+            if h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
+                # a stale basis can leave HiGHS stuck; one cold retry
+                h.clearSolver()
+                h.run()
+                if h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
+                    raise ArithmeticError(f"pricing LP: {h.modelStatusToString(h.getModelStatus())}")
+            self.iterations += h.getInfo().simplex_iteration_count
+            sol = h.getSolution()
+            q = np.clip(np.asarray(sol.col_value), 0.0, 1.0)
+            a, b = self.pairs.violated(q[:, None])
+            if len(a):
+                self.pairs.add(a, b)
+                self.sync()
+                continue
+            self.bases[y] = h.getBasis()
+            lam = np.maximum(-np.asarray(sol.row_dual), 0.0)
+            return q, lam
+
+
+_EYE: dict[int, Transposed] = {}
+
+
+def _label_bound(c_y: np.ndarray, mu: np.ndarray, lam: np.ndarray, op: Transposed) -> float:
+    """Safe lower bound on ``min_q (c_y - mu).q`` over the cone's (relaxed) rows and the box."""
+    k = len(c_y)
+    n = op.T.shape[1]
+    lam_full = np.zeros(n)
+    lam_full[: len(lam)] = lam
+    eye = _EYE.get(k)
+    if eye is None:
+        eye = _EYE[k] = Transposed(sp.identity(k, format="csr"))
+    return safe_lower_bound(c_y, lo=np.zeros(k), hi=np.ones(k), A_ub=op, y_ub=lam_full, A_eq=eye, y_eq=mu)
+
+
+def _sum_lower(mu: np.ndarray) -> float:
+    s = math.fsum(mu.tolist())
+    return s - _U * abs(s) - 2.0**-1060
+
+
+def snap_to_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """Lift each column to the smallest point of the cone above it, then renormalise rows.
+
+    ``q'[x] = max_z q[z] e^{-D[z, x]}`` (D: shortest paths of E) satisfies every pair
+    in exact arithmetic and equals ``q`` where ``q`` already did; it only raises entries
+    that an LP tolerance left too small — tiny entries far from a column's peak, where
+    an absolute tolerance of 1e-10 is a large relative error that mixing alone would
+    pay for with a large ``t``. Rows then sum to ``1 + O(tolerance)``; dividing by the
+    sums perturbs ratios by as little, which the exact repair absorbs.
+    """
+    D = _closure(np.asarray(E, dtype=float))
+    with np.errstate(over="ignore"):
+        G = np.exp(-D)  # G[z, x] = e^{-D[z, x]}
+    Q = np.maximum(np.asarray(Q, dtype=float), 0.0)
+    out = Q.copy()
+    for x in range(Q.shape[0]):
+        np.maximum(out[x], (Q * G[:, x: x + 1]).max(axis=0), out=out[x])
+    s = out.sum(axis=1, keepdims=True)
+    return out / s
+
+
+def _closure(E: np.ndarray) -> np.ndarray:
+    D = E.copy()
+    for z in range(D.shape[0]):
+        np.minimum(D, D[:, z : z + 1] + D[z : z + 1, :], out=D)
+    return D
