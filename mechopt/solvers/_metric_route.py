@@ -25,7 +25,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ._metric_lp import MetricLPResult, _label_bound, _sum_lower, kept_budgets, snap_to_cone
+from ._metric_lp import kept_budgets
+from ._metric_parts import MetricLPResult, _label_bound, _sum_lower, snap_to_cone
 from ._safe_bound import _U, Transposed
 
 #: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
