@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
+from ..notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from .._objectives import column_utility, offset_sign
 from .._problem import Objective
 from ._pricing import LipSlice, Priced, Staircases, lip_chord_duals, price

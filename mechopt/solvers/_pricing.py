@@ -136,8 +136,8 @@ def reduced_values(obj: Objective, V: np.ndarray, d: np.ndarray, s: np.ndarray) 
     --------
     >>> import numpy as np
     >>> o = Objective("histogram_mse", np.array([0.5, 0.5]))
-    >>> reduced_values(o, np.eye(2), np.zeros(2), o.prior).tolist()
-    [0.5, 0.5]
+    >>> reduced_values(o, np.eye(2), np.zeros(2), o.prior).tolist()   # (P_x^2 / P_x) / P_x
+    [1.0, 1.0]
     """
     V = np.asarray(V, dtype=float)
     return (column_utility(obj, V) - d @ V) / (s @ V)
@@ -268,8 +268,8 @@ def price_staircase_bayes(cone: Staircases, obj: Objective, d: np.ndarray, *, fl
     >>> o = Objective("bayes_risk", np.full(k, 0.25), loss=1 - np.eye(k))
     >>> cone = Staircases(np.arange(k), np.arange(k), 1.0)
     >>> r = price_staircase_bayes(cone, o, np.zeros(k))
-    >>> r.exact, round(r.upper, 6)      # max_S max_x P(x) v_x / (P·v) - 1: S = {x}
-    (True, -0.524406)
+    >>> r.exact, round(r.upper, 6), round(-3 / (np.e + 3), 6)   # max_x P(x) v_x / (P·v) - 1 at S = {x}
+    (True, -0.524633, -0.524633)
     """
     P, U, G, E, a, s, PU = _staircase_setup(cone, obj)
     k = len(P)
@@ -1106,8 +1106,8 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
     >>> from mechopt._problem import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> d = lip_chord_duals(LipSlice(P, 1.0), Objective("histogram_mse", P))
-    >>> round(float(d.sum()), 6)     # sum_x P_x^2 (lo + hi - lo hi) with lo hi = 1
-    0.957462
+    >>> round(float(d.sum()), 6), round(0.38 * (np.e + 1 / np.e - 1), 6)   # sum P^2 (lo + hi - lo hi)
+    (0.792741, 0.792741)
     """
     if obj.kind not in ("histogram_mse", "mutual_information"):
         return None
