@@ -16,7 +16,8 @@ import pytest
 from mechopt._problem import Objective
 from mechopt.notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP
 from mechopt.solvers._colgen import decompose
-from mechopt.solvers._pricing import LipSlice, Staircases, lip_chord_duals, price
+from mechopt.solvers._pricing import LipSlice, Staircases, price
+from mechopt.solvers._pricing_lip import lip_chord_duals
 from mechopt.solvers._rays import enumerate_rays, ldp_rays, lip_slice_vertices
 
 KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")

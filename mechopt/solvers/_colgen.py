@@ -33,7 +33,8 @@ import numpy as np
 from ..notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from .._objectives import column_utility, offset_sign
 from .._problem import Objective
-from ._pricing import LipSlice, Priced, Staircases, lip_chord_duals, price
+from ._pricing import LipSlice, Staircases, price
+from ._pricing_lip import lip_chord_duals
 
 
 @dataclass
