@@ -261,7 +261,7 @@ def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, time_limit: float | None = None,
                       quick_nodes: int = 300, top: int = 20, max_rounds: int = 100_000,
-                      smoothing: float = 0.5, progress=None) -> ColgenResult:
+                      smoothing: float = 0.5, scale_floor: float = 0.0, progress=None) -> ColgenResult:
     """Solve the ray LP over ``cs`` by column generation; every stop carries a proven bound.
 
     Parameters
@@ -279,6 +279,9 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
         exhaustive call follows only when no improving ray was found.
     smoothing : float
         Wentges dual smoothing weight on the duals of the best bound (0 = none).
+    scale_floor : float
+        The gap is judged relative to ``max(|objective|, scale_floor)`` (e.g.
+        :func:`mechopt._objectives.objective_scale`, as the export does).
 
     Returns
     -------
@@ -350,7 +353,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
         stats["master_s"] += time.perf_counter() - tm
         if status != "optimal":
             return ColgenResult("error", None, None, None, None, None, f"master LP: {status}", stats)
-        scale = max(abs(offset + sign * value), abs(value) * 1e-6, 1e-300)
+        scale = max(abs(offset + sign * value), abs(value) * 1e-6, scale_floor, 1e-300)
         tol = rel_gap * scale
         floor = 0.25 * tol / max(1.0, len(cs.pieces))
         tp = time.perf_counter()
