@@ -123,3 +123,19 @@ def test_colgen_refuses_what_it_cannot_price():
         solve(doc, method="colgen", quiet=True)
     with pytest.raises(mechopt.InputError, match="'orbit' needs"):
         solve(problem("lip", "mmse", 6, seed=0), method="orbit", quiet=True)
+
+
+@pytest.mark.parametrize("notion", NOTIONS)
+def test_epsilon_zero_pieces_collapse_to_their_one_ray(notion):
+    """At ε = 0 the staircases (and the LIP slice) are a single ray: the constant channel
+    is optimal under LDP and LIP (mutual information 0); the pricers never see a = 0."""
+    k = 16
+    doc = problem(notion, "histogram_mse", k, seed=1, eps=0.0, prior=np.full(k, 1 / k))
+    doc["objective"]["prior"] = [1 / 16] * k
+    if notion == "lip":
+        doc["privacy"][0]["prior"] = [1 / 16] * k
+    r = solve(doc, method="colgen", quiet=True)
+    assert r.status == "optimal"
+    _status_is_coherent(r, doc)
+    if notion in ("ldp", "lip"):
+        assert r.objective == pytest.approx(1 - 1 / k, abs=1e-12)  # the constant channel's 1 - sum P^2

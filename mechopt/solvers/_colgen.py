@@ -33,7 +33,7 @@ import numpy as np
 from ..notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from .._objectives import column_utility, offset_sign
 from .._problem import Objective
-from ._pricing import LipSlice, Staircases, price
+from ._pricing import DEADLINE, LipSlice, Staircases, price
 from ._pricing_lip import lip_chord_duals
 
 
@@ -72,6 +72,20 @@ def _units(k: int, xs) -> np.ndarray:
     return V
 
 
+def _collapse(cs: ConeSet | None, k: int) -> ConeSet | None:
+    """At ε = 0 a piece has one ray, ``1_U`` (a LIP slice: the constant): it joins the fixed rays."""
+    if cs is None:
+        return None
+    flat = [p for p in cs.pieces if p.eps == 0]
+    if not flat:
+        return cs
+    V = np.zeros((k, len(flat)))
+    for j, p in enumerate(flat):
+        V[np.asarray(p.support) if isinstance(p, Staircases) else np.arange(k), j] = 1.0
+    return ConeSet([p for p in cs.pieces if p.eps != 0],
+                   np.hstack([cs.fixed, V]), np.concatenate([cs.invertible, np.zeros(len(flat), bool)]), cs.name)
+
+
 def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     """The problem's cone as pieces with exact pricers, or ``None`` if not covered.
 
@@ -83,6 +97,11 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     >>> cs.name, len(cs.pieces), cs.fixed.shape
     ('block', 1, (3, 1))
     """
+    return _collapse(_decompose(notions, obj, k), k)
+
+
+def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
+    """See :func:`decompose`."""
     if obj.kind not in ("mmse", "histogram_mse", "mutual_information", "bayes_risk"):
         return None
     none = np.zeros((k, 0)), np.zeros(0, bool)
@@ -299,6 +318,16 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     (True, True)
     """
     t0 = time.perf_counter()
+    token = DEADLINE.set(t0 + time_limit if time_limit is not None else math.inf)
+    try:
+        return _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing,
+                                  scale_floor, progress)
+    finally:
+        DEADLINE.reset(token)
+
+
+def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing, scale_floor,
+                       progress) -> ColgenResult:
     k = len(obj.prior)
     offset, sign = offset_sign(obj)
     V0, inv0 = _initial_columns(cs, k)
@@ -388,7 +417,9 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
             # duality gap and the floor leave (both tiny); report it as proven or not
             proven = best_bound - value <= tol
             if not proven:
-                message = "no improving ray above the pricing floor, yet the bound is not within the gap"
+                message = (f"time limit ({time_limit:g} s) reached" if time_limit is not None
+                           and time.perf_counter() - t0 > time_limit else
+                           "no improving ray above the pricing floor, yet the bound is not within the gap")
             break
         added = len(master.add(new, column_utility(obj, new)))
         if added == 0:

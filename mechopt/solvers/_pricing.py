@@ -54,8 +54,10 @@ interest (the search prunes there), ``max_nodes`` caps the search.
 
 from __future__ import annotations
 
+import contextvars
 import heapq
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -192,10 +194,18 @@ def _finish(obj: Objective, col: _Collector, d: np.ndarray, s: np.ndarray, upper
     return Priced(V, vals, float(upper), float(mass), exact, nodes, stats)
 
 
+#: ``time.perf_counter()`` value after which every search stops (set by column generation's
+#: time limit); a stopped search still returns a proven bound (the largest one left open)
+DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pricing_deadline", default=math.inf)
+
+
 def _budget_spent(max_nodes: int | None, nodes: int, best: float, top_bound: float) -> bool:
     """A search may stop early once past its node budget *and* holding columns worth at
     least half of the best bound still open (so an early stop still leaves a useful
-    bound: the largest open bound, at most twice the best column found)."""
+    bound: the largest open bound, at most twice the best column found), or at the
+    :data:`DEADLINE`."""
+    if nodes & 63 == 63 and time.perf_counter() > DEADLINE.get():
+        return True
     return max_nodes is not None and nodes >= max_nodes and best > 0 and best >= 0.5 * top_bound
 
 
