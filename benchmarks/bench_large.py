@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a subset that runs in under a minute")
     ap.add_argument("--only", help="comma-separated sections: vs_rays,k50,k200,lip_mmse,uniform")
+    ap.add_argument("--limit200", type=float, default=600.0, help="time limit of each k = 200 case (s)")
     ap.add_argument("--md")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if "uniform" in only:
             rows += uniform()
         if "k200" in only:
-            rows += grid("k200", 200, 600)
+            rows += grid("k200", 200, args.limit200)
     md = table(rows)
     print(md)
     if args.md:

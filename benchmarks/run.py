@@ -605,7 +605,7 @@ CASES: list[Case] = [
          "(benchmarks/bench_design.py)", [12, 16, 20, 24, 28, 30], [12, 16, 20], _bd.run_nonuniform, None, "—",
          objective_agrees=False),
     Case("large_mi", "free outputs, MI, LDP ε=1, Dirichlet prior: exact-pricing column generation "
-         "(benchmarks/bench_large.py)", [10, 12, 14, 50, 100, 200], [10, 12, 50], _bl.run_case, _bl.run_case_rays,
+         "(benchmarks/bench_large.py)", [10, 12, 14, 50, 100, 200], [10, 12, 50], lambda k: _bl.run_case(k), lambda k: _bl.run_case_rays(k),
          "mechopt rays (2^k−2 staircases)", 14, 12),
     Case("design_uniform", "estimation design, LDP ε=1, uniform p0: the subset-selection orbit", [10, 100, 1000, 10000],
          [10, 100, 1000], _bd.run_uniform, None, "—", objective_agrees=False),
