@@ -78,10 +78,8 @@ def canonical_bytes(doc: dict[str, Any], version: int | None = None) -> bytes:
 
     Parameters
     ----------
-    doc : dict
-        A mechanism document (parsed values).
-    version : int, optional
-        1 or 2; default ``doc.get("version", 1)``.
+    doc, version
+        As :func:`hashed_payload`.
 
     Returns
     -------

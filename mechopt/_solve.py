@@ -9,18 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InputError, MechoptError, SolverError
+from ._errors import InputError, MechoptError
 from ._export import finalize_export
 from ._mechanism import Mechanism
 from .notions import LDP, LIP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers._design import (DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe,
-                               design_lower_bound)
 from .solvers._labeled import solve_labeled
 from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
-from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
+from .solvers._rays import MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions
 from .solvers._safe_bound import ray_upper_bound
 from .solvers._structure import BUDGET_CAP
 from .solvers._repair import repair
@@ -198,7 +196,9 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
                          f"{bad['max_violation']:.3g} (relative) after the repair (t = {rep.t:.3g})", timings, stats)
     mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
                      {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
-    closed = gap is not None and gap <= rel_gap * max(abs(after), objective_scale(obj)) and not conflict
+    # a zero objective scale (mutual information under a point-mass prior: every channel
+    # has value 0) leaves only the bound's subnormal rounding as a gap
+    closed = gap is not None and gap <= max(rel_gap * max(abs(after), objective_scale(obj)), 1e-300) and not conflict
     status = "optimal" if (proven and closed) else "feasible"
     if conflict:
         message = (f"the exported channel's {obj.kind} {after!r} is better than the proven bound {bound!r}: "
@@ -222,6 +222,8 @@ def _jsonable(v: Any) -> bool:
 
 def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, *, method: str = "auto",
                    time_limit: float | None = None, show: bool = False) -> SolveResult:
+    from ._solve_design import _unit_allowed
+
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
     invertible: dict[int, list[int]] = {}
@@ -229,8 +231,10 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     sens: set[int] = set()
     if mixed:
         # any output may be invertible at any input every such notion allows (ULDP: any
-        # non-sensitive input, Murakami & Kawamoto, Def. 2)
-        owners = sorted(set.intersection(*[set(n.invertible_inputs(k)) for n in mixed]))
+        # non-sensitive input, Murakami & Kawamoto, Def. 2) where a unit column meets the
+        # other notions (their full budgets: the solvers relax budgets above the cap)
+        allowed = set.intersection(*[set(n.invertible_inputs(k)) for n in mixed])
+        owners = [x for x in sorted(allowed) if _unit_allowed(problem, x)]
         sens = set(range(k)) - set(owners)
         if owners:
             invertible = {y: owners for y in range(m)}
@@ -344,6 +348,8 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
 
 def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings: dict,
                 time_limit: float | None = None) -> SolveResult:
+    from ._solve_design import _relaxed_rays, _solve_design
+
     obj = problem.objective
     k = problem.k
     lp_backend = "highs" if backend == "auto" else backend
@@ -361,6 +367,11 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen (issue 10)
     if routed is not None:
         return routed
+    if use_cg and cg is not None and cg[1] > BUDGET_CAP:
+        # the one notion's budget is above the cap: the relaxation drops it and the rays of
+        # no notion are the unit vectors, while column generation would put e^eps in an LP
+        # (eps = 240.7: "HiGHS Status 2: Model error", fuzz seed 14 #351)
+        use_cg = False
     if use_cg:
         if cg is None:
             raise InputError("method", "column generation is available for mmse on a single LDP notion, and for "
@@ -376,7 +387,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         bar.done()
         timings["solve"] = time.perf_counter() - t
         if sol.status != "optimal":
-            return _fail("error", f"column generation failed: {sol.message}", timings)
+            return _constant_fallback(problem, timings, {}, f"column generation failed ({sol.message})")
         w, V = sol.weights, sol.V
         inv = np.zeros(V.shape[1], bool)
         stats = {"method": "colgen", "iterations": sol.stats.get("iterations"), "rays": int(V.shape[1])}
@@ -384,15 +395,15 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         proven = sol.stats.get("proven", True)
     else:
         t = time.perf_counter()
-        if estimate is not None and estimate > MAX_ENUMERATED:
-            raise SolverError(f"about {estimate} extreme rays: too many to enumerate; "
-                              "use method='colgen' (mmse on LIP/LDP) or fewer inputs")
         # budgets above BUDGET_CAP are left out (a relaxation: its rays give a valid bound,
         # and the channel is repaired into the full notions at a cost of about m e^-30)
         relaxed = relax_notions(list(problem.notions), k, BUDGET_CAP)
         # the channel comes from rays V inside the cone, the bound from rays V_bound of a
         # cone containing it (the same rays for the structured enumerators)
-        V, inv, V_bound = enumerate_rays(relaxed, k)
+        try:
+            V, inv, V_bound = _relaxed_rays(problem, relaxed)
+        except DoubleDescriptionError as err:
+            return _constant_fallback(problem, timings, {}, f"the extreme rays could not be enumerated ({err})")
         exact_bound_rays = V_bound is V
         timings["rays"] = time.perf_counter() - t
         # every notion's cone contains the constant column, so with free outputs the
@@ -441,83 +452,3 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     if res.status == "error":
         return _constant_fallback(problem, timings, stats, res.message, bound=bound)
     return res
-
-
-def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
-    from .solvers._repair import tied_rows
-
-    from .solvers._design_route import route
-
-    routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
-    if routed is not None:
-        return routed
-    obj = problem.objective
-    k = problem.k
-    ties = tied_rows(list(problem.notions), k)
-    if ties:
-        names = [problem.inputs[int(x)] for x in ties[0]]
-        return _fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
-                     "them), so no channel identifies the input distribution: estimation_variance is infinite",
-                     timings)
-    t = time.perf_counter()
-    V, inv, V_bound = enumerate_rays(list(problem.notions), k)
-    V_bound = None if V_bound is V else V_bound / V_bound.max(axis=0, keepdims=True)
-    timings["rays"] = time.perf_counter() - t
-    V = V / V.max(axis=0, keepdims=True)
-    R = V.shape[1]
-    requested = method
-    if method == "auto":
-        # measured (docs/benchmarks.md): the conic program is 5-30x faster than
-        # Frank-Wolfe at every size we ran; LDP k = 14 (16 382 rays) takes 12.9 s and
-        # k = 15 (32 766 rays) 38 s and 0.56 GB. Frank-Wolfe is the fallback beyond.
-        method = "cvxpy" if R <= DESIGN_CVXPY_MAX_RAYS else "frank-wolfe"
-    t = time.perf_counter()
-    if method == "cvxpy":
-        sol = design_cvxpy(V, obj.prior)
-    elif method in ("frank-wolfe", "fw"):
-        method = "frank-wolfe"
-        bar = Progress("frank-wolfe", enabled=None if show else False)
-        sol = design_frank_wolfe(V, obj.prior, progress=bar if show else None)
-        bar.done()
-    else:
-        raise InputError("method", f"unknown design method {method!r}; expected 'cvxpy' or 'frank-wolfe'")
-    found = certified_design(V, obj.prior, sol)
-    if requested == "auto" and method == "cvxpy" and (found is None or not found.proven):
-        # the conic solver failed, or its design is not certified within DESIGN_REL_GAP
-        # (ill-conditioned information matrices): Frank-Wolfe, and keep the better
-        fw = design_frank_wolfe(V, obj.prior, w0=found.weights if found is not None else None)
-        other = certified_design(V, obj.prior, fw)
-        if other is not None:
-            lower = max(d.lower for d in (found, other) if d is not None)
-            if found is None or other.value <= found.value:
-                found, sol, method = other, fw, "frank-wolfe"
-            found = found._replace(lower=lower)
-    if found is not None and V_bound is not None:
-        # the design uses rays inside the cone; its bound must cover a cone containing it
-        lower = design_lower_bound(np.hstack([V, V_bound]), obj.prior,
-                                   np.concatenate([found.weights, np.zeros(V_bound.shape[1])]))
-        found = found._replace(lower=lower)
-    timings["solve"] = time.perf_counter() - t
-    if found is None:
-        G = V[:-1, :] - V[-1:, :]
-        if np.linalg.matrix_rank(G) < k - 1:
-            return _fail("error", "no channel allowed by these notions identifies the input distribution "
-                         "(e.g. epsilon = 0, or a zero budget between two inputs): estimation_variance is "
-                         "infinite", timings)
-        hint = ""
-        if "singular" in (sol.message or "").lower():
-            hint = ("; the information matrix was singular: the notions may allow no channel that identifies "
-                    "the input distribution (e.g. epsilon = 0), and then estimation_variance is infinite")
-        return _fail("error", f"design failed: {sol.message}{hint}", timings)
-    w = found.weights
-    keep = w > 0
-    Q = V[:, keep] * w[keep]
-    # rows sum to 1 up to the LP's tolerance; renormalising moves them by ~1e-10
-    Q = Q / Q.sum(axis=1, keepdims=True)
-    inv_cols = inv[keep]
-    outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
-    stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"},
-             "support": int(keep.sum())}
-    mix = ~inv_cols if inv_cols.any() else None
-    return _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
-                   rel_gap=DESIGN_REL_GAP)

@@ -47,7 +47,7 @@ import numpy as np
 
 from ._errors import InputError, SolverError
 from ._mechanism import Mechanism
-from .notions import ULDP, Notion, notion_from_spec
+from .notions import ULDP, Notion
 from ._result import SolveResult
 
 #: relative tolerance of the numerical sublinearity checks
@@ -61,32 +61,15 @@ ASSUMPTION = ("global optimality over all channels rests on mu being sublinear (
 
 
 def _resolve(privacy: Any, inputs: Any) -> tuple[list[Notion], tuple[str, ...]]:
+    from ._model_bound import resolve_notions
     from ._problem import Problem, load_problem
-    from ._validation import check_labels as _labels
 
     if isinstance(privacy, (Problem, dict, str)) or hasattr(privacy, "__fspath__"):
         p = privacy if isinstance(privacy, Problem) else load_problem(privacy)
         if inputs is not None:
             raise InputError("inputs", "a problem names its own inputs: give inputs only with notions")
         return list(p.notions), tuple(p.inputs)
-    items = [privacy] if isinstance(privacy, Notion) else privacy
-    if not isinstance(items, (list, tuple)) or not items:
-        raise InputError("privacy", f"must be a problem, a notion or a non-empty list of notions, got {privacy!r}")
-    if inputs is None:
-        raise InputError("inputs", "is required with notions: a list of labels or a number of inputs")
-    if isinstance(inputs, (int, np.integer)) and not isinstance(inputs, bool):
-        if inputs < 1:
-            raise InputError("inputs", f"must be a positive number of inputs, got {inputs!r}")
-        labels = tuple(str(i) for i in range(int(inputs)))
-    else:
-        labels = _labels(list(inputs) if isinstance(inputs, tuple) else inputs, "inputs")
-    notions = []
-    for i, n in enumerate(items):
-        try:
-            notions.append(n.bind(list(labels)) if isinstance(n, Notion) else notion_from_spec(n, labels))
-        except InputError as err:
-            raise InputError(f"privacy[{i}].{err.field}", err.rule) from None
-    return notions, labels
+    return resolve_notions(privacy, inputs)
 
 
 def _fmt(q: np.ndarray) -> str:

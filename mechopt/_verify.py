@@ -420,7 +420,12 @@ def _check_lip_one_side(qcol: np.ndarray, P: Sequence[Fraction], eps: float, tal
 
 
 def _uldp_protected(Q: np.ndarray, sensitive: Sequence[int]) -> list[int]:
-    """Columns that must be protected: all but those with one non-zero entry, at a non-sensitive input."""
+    """Columns that must be protected: all but those with one non-zero entry, at a non-sensitive input.
+
+    A deliberate second copy of the ULDP role rule (its home is
+    :func:`mechopt.notions.uldp_roles`): the verifier shares no code with the notions'
+    constraint building. ``tests/test_notions.py`` checks the two agree.
+    """
     sens = set(int(s) for s in sensitive)
     nz_count = (Q != 0).sum(axis=0)
     first = np.argmax(Q != 0, axis=0)

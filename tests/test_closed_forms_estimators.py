@@ -60,34 +60,28 @@ def check_sampler(y, p, Q):
 HL_CASES = [(3, [0], 1.0), (6, [1, 4], 0.5), (9, [0, 2, 3, 7], 2.0), (4, [0, 1, 2, 3], 1.0)]
 
 
-@pytest.mark.parametrize("k,A,eps", HL_CASES)
-def test_high_low_hadamard_sampler_and_estimator(k, A, eps):
-    rng = np.random.default_rng(k * 31 + len(A))
-    p = rng.dirichlet(np.ones(k))
-    Q = high_low_hadamard_channel(k, A, eps)
-    G = np.array([high_low_hadamard_estimate([y], k=k, sensitive=A, epsilon=eps) for y in range(Q.shape[1])])
-    sd = check_unbiased(p, Q, G)
-    x = draw_inputs(p, N, rng)
-    y = high_low_hadamard_sample(x, k=k, sensitive=A, epsilon=eps, rng=rng)
-    check_sampler(y, p, Q)
-    p_hat = high_low_hadamard_estimate(y, k=k, sensitive=A, epsilon=eps)
-    assert np.all(np.abs(p_hat - p) <= SIGMAS * sd)
-
-
 BLOCK_CASES = [(3, [[0, 1], [2]], 1.0), (7, [[0, 3], [1, 2, 4], [5], [6]], 0.7), (8, [list(range(8))], 2.0)]
+#: (channel, estimate, sample, the name of the structure argument, seed of a case)
+HADAMARD = {
+    "high_low": (high_low_hadamard_channel, high_low_hadamard_estimate, high_low_hadamard_sample, "sensitive",
+                 lambda k, A: k * 31 + len(A)),
+    "block": (block_hadamard_channel, block_hadamard_estimate, block_hadamard_sample, "blocks",
+              lambda k, blocks: k * 17),
+}
 
 
-@pytest.mark.parametrize("k,blocks,eps", BLOCK_CASES)
-def test_block_hadamard_sampler_and_estimator(k, blocks, eps):
-    rng = np.random.default_rng(k * 17)
+@pytest.mark.parametrize("kind,k,S,eps", [("high_low", *c) for c in HL_CASES] + [("block", *c) for c in BLOCK_CASES])
+def test_hadamard_sampler_and_estimator(kind, k, S, eps):
+    channel, estimate, sample, arg, seed = HADAMARD[kind]
+    rng = np.random.default_rng(seed(k, S))
     p = rng.dirichlet(np.ones(k))
-    Q = block_hadamard_channel(k, blocks, eps)
-    G = np.array([block_hadamard_estimate([y], k=k, blocks=blocks, epsilon=eps) for y in range(Q.shape[1])])
+    Q = channel(k, S, eps)
+    G = np.array([estimate([y], k=k, epsilon=eps, **{arg: S}) for y in range(Q.shape[1])])
     sd = check_unbiased(p, Q, G)
     x = draw_inputs(p, N, rng)
-    y = block_hadamard_sample(x, k=k, blocks=blocks, epsilon=eps, rng=rng)
+    y = sample(x, k=k, epsilon=eps, rng=rng, **{arg: S})
     check_sampler(y, p, Q)
-    p_hat = block_hadamard_estimate(y, k=k, blocks=blocks, epsilon=eps)
+    p_hat = estimate(y, k=k, epsilon=eps, **{arg: S})
     assert np.all(np.abs(p_hat - p) <= SIGMAS * sd)
 
 

@@ -63,17 +63,21 @@ def cases(seed, n, k_lo=2, k_hi=6):
         yield rng.dirichlet(np.ones(k) * rng.uniform(0.3, 3.0)), float(rng.uniform(0.05, 3.0))
 
 
-def shrink_to_lip(R, P, eps):
-    """Mix R with its constant channel until it is eps-LIP (a random feasible mechanism)."""
-    C = np.tile(P @ R, (R.shape[0], 1))
+def shrink_until(R, C, leakage, eps):
+    """Mix R with the constant channel C until ``leakage`` is at most eps (bisection, 50 steps)."""
     lo, hi = 0.0, 1.0
     for _ in range(50):
         t = (lo + hi) / 2
-        if lip_budget((1 - t) * R + t * C, P) <= eps:
+        if leakage((1 - t) * R + t * C) <= eps:
             hi = t
         else:
             lo = t
     return (1 - hi) * R + hi * C
+
+
+def shrink_to_lip(R, P, eps):
+    """Mix R with its constant channel until it is eps-LIP (a random feasible mechanism)."""
+    return shrink_until(R, np.tile(P @ R, (R.shape[0], 1)), lambda Q: lip_budget(Q, P), eps)
 
 
 # -- Thm 1 / Prop 1 -------------------------------------------------------------------
@@ -244,15 +248,7 @@ def test_cor4_bp_composition_bound():
         Qs = []
         for _ in range(3):
             R = rng.dirichlet(np.ones(3) * 0.3, size=4)
-            C = np.tile(R.mean(axis=0), (4, 1))
-            lo, hi = 0.0, 1.0
-            for _ in range(50):
-                t = (lo + hi) / 2
-                if bp_lip_budget((1 - t) * R + t * C, Ps) <= eps:
-                    hi = t
-                else:
-                    lo = t
-            Qs.append((1 - hi) * R + hi * C)
+            Qs.append(shrink_until(R, np.tile(R.mean(axis=0), (4, 1)), lambda Q: bp_lip_budget(Q, Ps), eps))
         leak = bp_lip_budget(compose_parallel(*Qs), Ps)
         assert leak <= bp_lip_composition_bound(Ps, [eps] * 3) + 1e-7
 

@@ -135,7 +135,7 @@ def _mi(P, V):
                      for y in range(V.shape[1]) if V[x, y] > 0))
 
 
-def test_weighted_free_outputs_against_enumeration():
+def test_weighted_free_outputs_against_enumeration(ray_bases):
     k, eps = 4, 1.0
     P = np.array([0.4, 0.3, 0.2, 0.1])
     doc = {"k": k, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": eps}],
@@ -146,15 +146,10 @@ def test_weighted_free_outputs_against_enumeration():
     e = math.exp(eps)
     V = np.array([[e if (s >> x) & 1 else 1.0 for x in range(k)] for s in range(1, 2**k - 1)]).T
     best = math.inf
-    for idx in itertools.combinations(range(V.shape[1]), k):
-        B = V[:, idx]
-        if abs(np.linalg.det(B)) < 1e-12:
-            continue
-        w = np.linalg.solve(B, np.ones(k))
-        if np.all(w >= -1e-12):
-            Qb = B * np.clip(w, 0, None)
-            Qb = Qb[:, Qb.sum(axis=0) > 0]      # a zero-weight ray is no output
-            best = min(best, _hist_mse(P, Qb) - 0.2 * _mi(P, Qb))
+    for _, B, w in ray_bases(V):
+        Qb = B * np.clip(w, 0, None)
+        Qb = Qb[:, Qb.sum(axis=0) > 0]      # a zero-weight ray is no output
+        best = min(best, _hist_mse(P, Qb) - 0.2 * _mi(P, Qb))
     assert r.status == "optimal"
     assert abs(r.objective - best) <= 1e-7
     Q = r.mechanism.matrix

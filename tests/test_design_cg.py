@@ -11,12 +11,8 @@ import pytest
 from mechopt import estimation_risk, solve
 from mechopt.solvers._backends import get_backend
 from mechopt.solvers._design import design_cvxpy
-from mechopt.solvers._design_cg import (
-    ExplicitPricer,
-    StaircasePricer,
-    column_generation_design,
-    restricted_design,
-)
+from mechopt.solvers._design_cg import column_generation_design, restricted_design
+from mechopt.solvers._design_pricing import ExplicitPricer, StaircasePricer
 from mechopt.solvers._rays import enumerate_rays, ldp_rays
 
 

@@ -139,3 +139,11 @@ def test_epsilon_zero_pieces_collapse_to_their_one_ray(notion):
     _status_is_coherent(r, doc)
     if notion in ("ldp", "lip"):
         assert r.objective == pytest.approx(1 - 1 / k, abs=1e-12)  # the constant channel's 1 - sum P^2
+
+
+def test_budgets_above_the_cap_keep_mains_relaxation():
+    """eps above BUDGET_CAP: main's relaxed enumeration, not e^eps in an LP (fuzz seed 14 #351)."""
+    doc = {"k": 20, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 240.7}],
+           "objective": {"kind": "mmse", "values": list(range(20))}}
+    r = solve(doc, quiet=True, method="colgen")
+    assert r.stats["method"] == "rays" and r.certificate.verified

@@ -162,3 +162,18 @@ def test_a_notion_registered_in_a_test_file_is_parsed_solved_verified_exported(o
 
 def test_every_builtin_notion_is_exported_through_mechopt(one_way):
     assert set(BUILTIN) < set(mechopt.notions.notion_names())
+
+
+def test_the_verifier_s_uldp_role_rule_agrees_with_the_notions():
+    """The verifier keeps its own copy of the ULDP role rule (it shares no code with the notions)."""
+    from mechopt._verify import _uldp_protected
+    from mechopt.notions import uldp_roles
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        k, m = rng.integers(2, 6), rng.integers(1, 8)
+        Q = rng.random((k, m)) * (rng.random((k, m)) < rng.choice([0.2, 0.5, 0.9]))
+        sensitive = sorted(rng.choice(k, size=rng.integers(0, k + 1), replace=False).tolist())
+        roles = uldp_roles(Q, sensitive)
+        assert [y for y, r in enumerate(roles) if r != "invertible"] == _uldp_protected(Q, sensitive)
+        assert all((r == "zero") == (not Q[:, y].any()) for y, r in enumerate(roles))

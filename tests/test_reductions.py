@@ -13,13 +13,8 @@ from mechopt.solvers._symmetry import automorphisms
 
 def grid_problem(n: int, eps: float, prior=None) -> dict:
     lab = [f"{i}_{j}" for i in range(n) for j in range(n)]
-    edges = []
-    for i in range(n):
-        for j in range(n):
-            if j + 1 < n:
-                edges.append([f"{i}_{j}", f"{i}_{j + 1}", 1.0])
-            if i + 1 < n:
-                edges.append([f"{i}_{j}", f"{i + 1}_{j}", 1.0])
+    edges = [[f"{i}_{j}", f"{a}_{b}", 1.0] for i in range(n) for j in range(n)
+             for a, b in ((i, j + 1), (i + 1, j)) if a < n and b < n]
     co = np.array([(i, j) for i in range(n) for j in range(n)], float)
     L = ((co[:, None, :] - co[None, :, :]) ** 2).sum(-1)
     obj = {"kind": "expected_loss", "loss": L.tolist()}

@@ -22,7 +22,7 @@ from mechopt._validation import (check_channel, check_delta, check_epsilon, chec
 PACKAGE = Path(__file__).resolve().parents[1] / "mechopt"
 #: the one module, and the standard-library modules a device runs, which may not import it
 #: (numpy): the client, its claim checker, and the family reader (families/_spec.py)
-ALLOWED = {"_validation.py", "client.py", "_claims.py", "families/_spec.py"}
+ALLOWED = {"_validation.py", "client.py", "_client_document.py", "_claims.py", "families/_spec.py"}
 
 #: the rules of ε, δ, priors and channels, as an error message would state them
 STRAY = [

@@ -14,99 +14,28 @@ Modules: :mod:`._binary` (k = 2), :mod:`._rr` (k-RR, LIP RR), :mod:`._utility_op
 from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`.
 """
 
-from ._binary import (
-    binary_cone_optimum,
-    binary_eldp_optimum,
-    binary_eldp_optimum_corrected,
-    binary_ldp_mse,
-    binary_lip_mse,
-    binary_lip_optimum,
-    binary_lip_rr,
-    binary_ratio_range,
-    mangat_rr,
-    uncertain_prior_lip_optimum,
-    uncertain_prior_lip_rr,
-    uncertain_prior_lip_rr_holds,
-    warner_rr,
-)
-from ._budgets import (
-    block_budget,
-    bp_lip_budget,
-    di_budget,
-    eldp_excess,
-    eldp_pair_budgets,
-    high_low_budget,
-    ldp_budget,
-    ldp_delta,
-    lip_budget,
-    lip_delta,
-    maximal_leakage,
-    uldp_budget,
-    uldp_roles,
-)
-from ._hadamard import (
-    block_hadamard_channel,
-    block_hadamard_estimate,
-    block_hadamard_outputs,
-    block_hadamard_sample,
-    high_low_hadamard_channel,
-    high_low_hadamard_estimate,
-    high_low_hadamard_outputs,
-    high_low_hadamard_sample,
-    sylvester_hadamard,
-)
-from ._objectives import (
-    bayes_risk,
-    estimation_variance,
-    expected_loss,
-    histogram_mse,
-    loss_matrix,
-    mmse,
-    mutual_information,
-    objective_value,
-)
+from ._binary import (binary_cone_optimum, binary_eldp_optimum, binary_eldp_optimum_corrected, binary_ldp_mse,
+                      binary_lip_mse, binary_lip_optimum, binary_lip_rr, binary_ratio_range, mangat_rr,
+                      uncertain_prior_lip_optimum, uncertain_prior_lip_rr, uncertain_prior_lip_rr_holds, warner_rr)
+from ._budgets import (block_budget, bp_lip_budget, di_budget, eldp_excess, eldp_pair_budgets, high_low_budget,
+                       ldp_budget, ldp_delta, lip_budget, lip_delta, maximal_leakage, uldp_budget, uldp_roles)
+from ._hadamard import (block_hadamard_channel, block_hadamard_estimate, block_hadamard_outputs, block_hadamard_sample,
+                        high_low_hadamard_channel, high_low_hadamard_estimate, high_low_hadamard_outputs,
+                        high_low_hadamard_sample, sylvester_hadamard)
+from ._objectives import (bayes_risk, estimation_variance, expected_loss, histogram_mse, loss_matrix, mmse,
+                          mutual_information, objective_value)
 from ._registry import ClosedForm, applicable, binary_cone_rows, closed_form_objective, registry
-from ._relations import (
-    approx_ldp_to_lip,
-    approx_lip_to_ldp,
-    approx_lip_to_ldp_corrected,
-    bp_lip_composition_bound,
-    bp_lip_to_ldp_bound,
-    bp_lip_to_ldp_exact,
-    bp_lip_vertices,
-    compose_parallel,
-    compose_sequential,
-    di_to_lip_bound,
-    di_to_lip_exact,
-    empirical_prior_gap_bound,
-    ldp_to_bp_lip_bound,
-    ldp_to_bp_lip_exact,
-    ldp_to_lip_bound,
-    ldp_to_lip_exact,
-    lip_composition_bound,
-    lip_to_di_bound,
-    lip_to_di_exact,
-    lip_to_ldp_bound,
-    lip_to_ldp_exact,
-    prior_divergence,
-    sequential_composition_bound,
-    total_variation,
-    transfer_condition,
-    transfer_gap_bound,
-    transfer_leakage_bound,
-)
+from ._relations import (approx_ldp_to_lip, approx_lip_to_ldp, approx_lip_to_ldp_corrected, bp_lip_composition_bound,
+                         bp_lip_to_ldp_bound, bp_lip_to_ldp_exact, bp_lip_vertices, compose_parallel,
+                         compose_sequential, di_to_lip_bound, di_to_lip_exact, empirical_prior_gap_bound,
+                         ldp_to_bp_lip_bound, ldp_to_bp_lip_exact, ldp_to_lip_bound, ldp_to_lip_exact,
+                         lip_composition_bound, lip_to_di_bound, lip_to_di_exact, lip_to_ldp_bound, lip_to_ldp_exact,
+                         prior_divergence, sequential_composition_bound, total_variation, transfer_condition,
+                         transfer_gap_bound, transfer_leakage_bound)
 from ._rr import k_rr, lip_rr, lip_rr_achieved_budget, lip_rr_calibrated, lip_rr_holds
 from ._spec import ClosedFormSpec, spec_from_problem
-from ._utility_optimized import (
-    urappor_channel,
-    urappor_estimate,
-    urappor_l1_loss,
-    urappor_parameters,
-    urappor_sample,
-    urr_channel,
-    urr_estimate,
-    urr_l1_loss,
-)
+from ._utility_optimized import (urappor_channel, urappor_estimate, urappor_l1_loss, urappor_parameters, urappor_sample,
+                                 urr_channel, urr_estimate, urr_l1_loss)
 
 __all__ = [
     # registry

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._validation import check_epsilon, check_prior, check_probability
+from ..notions import lip_cone_rows
 from ._common import INF, exp_or_inf
 
 __all__ = [
@@ -146,14 +147,8 @@ def binary_ratio_range(rows: Sequence[Sequence[float]]) -> tuple[float, float]:
 
 
 def _lip_rows(prior: Sequence[float], e: float) -> list[tuple[float, float]]:
-    """Rows ``e^-eps q_x - P.q <= 0`` and ``P.q - e^eps q_x <= 0`` for x = 1, 2."""
-    p1, p2 = float(prior[0]), float(prior[1])
-    rows = []
-    for x in range(2):
-        unit = (1.0, 0.0) if x == 0 else (0.0, 1.0)
-        rows.append((unit[0] / e - p1, unit[1] / e - p2))
-        rows.append((p1 - e * unit[0], p2 - e * unit[1]))
-    return rows
+    """The LIP rows of a binary column (:func:`mechopt.notions.lip_cone_rows`) as ``(a, b)`` pairs."""
+    return [(float(a), float(b)) for a, b in lip_cone_rows(np.asarray(prior, dtype=float), e)]
 
 
 def binary_eldp_optimum(eps12: float, eps21: float) -> np.ndarray:

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..notions import uldp_roles as _uldp_roles
 from .._validation import check_channel, check_epsilon, check_prior, check_subset
 from ._common import exp_or_inf
 
@@ -47,6 +48,22 @@ def _log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _max_column_log_ratio(M: np.ndarray, *, skip_empty: bool = True) -> float:
+    """``max_y log(max_x M[x, y] / min_x M[x, y])``: inf when a column has a zero entry.
+
+    With ``skip_empty`` an all-zero column (an output never emitted) is skipped.
+    """
+    best = 0.0
+    for y in range(M.shape[1]):
+        col = M[:, y]
+        if skip_empty and col.max() <= _TINY:
+            continue
+        if col.min() <= _TINY:
+            return math.inf
+        best = max(best, math.log(col.max()) - math.log(col.min()))
+    return best
+
+
 def ldp_budget(Q: np.ndarray) -> float:
     """Smallest ``eps`` such that ``Q`` is ``eps``-LDP: ``max_y log(max_x q_y / min_x q_y)``.
 
@@ -67,15 +84,7 @@ def ldp_budget(Q: np.ndarray) -> float:
     1.098612
     """
     Q = check_channel(Q)
-    best = 0.0
-    for y in range(Q.shape[1]):
-        col = Q[:, y]
-        if col.max() <= _TINY:
-            continue
-        if col.min() <= _TINY:
-            return math.inf
-        best = max(best, math.log(col.max()) - math.log(col.min()))
-    return best
+    return _max_column_log_ratio(Q)
 
 
 def eldp_pair_budgets(Q: np.ndarray) -> np.ndarray:
@@ -218,17 +227,7 @@ def uldp_roles(Q: np.ndarray, sensitive: Sequence[int]) -> list[str]:
     ['invertible', 'protected']
     """
     Q = check_channel(Q)
-    S = set(check_subset(sensitive, Q.shape[0], "sensitive"))
-    roles = []
-    for y in range(Q.shape[1]):
-        nz = np.flatnonzero(Q[:, y] > _TINY)
-        if nz.size == 0:
-            roles.append("zero")
-        elif nz.size == 1 and int(nz[0]) not in S:
-            roles.append("invertible")
-        else:
-            roles.append("protected")
-    return roles
+    return _uldp_roles(Q, check_subset(sensitive, Q.shape[0], "sensitive"))
 
 
 def uldp_budget(Q: np.ndarray, sensitive: Sequence[int]) -> float:
@@ -248,13 +247,7 @@ def uldp_budget(Q: np.ndarray, sensitive: Sequence[int]) -> float:
     if not cols:
         return 0.0
     sub = Q[:, cols]
-    best = 0.0
-    for j in range(sub.shape[1]):
-        col = sub[:, j]
-        if col.min() <= _TINY:
-            return math.inf
-        best = max(best, math.log(col.max()) - math.log(col.min()))
-    return best
+    return _max_column_log_ratio(sub, skip_empty=False)
 
 
 def di_budget(Q: np.ndarray, prior: Sequence[float]) -> float:
@@ -269,15 +262,7 @@ def di_budget(Q: np.ndarray, prior: Sequence[float]) -> float:
     Q = check_channel(Q)
     P = check_prior(prior, k=Q.shape[0])
     joint = P[:, None] * Q
-    best = 0.0
-    for y in range(Q.shape[1]):
-        col = joint[:, y]
-        if col.max() <= _TINY:
-            continue
-        if col.min() <= _TINY:
-            return math.inf
-        best = max(best, math.log(col.max()) - math.log(col.min()))
-    return best
+    return _max_column_log_ratio(joint)
 
 
 def maximal_leakage(Q: np.ndarray) -> float:

@@ -1,17 +1,20 @@
-"""Utilities of docs/model.md evaluated on a given channel (plain numpy, no solver).
+"""Utilities of docs/model.md evaluated on a given channel: the public, validated entry points.
 
-These let every closed form report its objective, and let the lead compare it with the
-solver's optimum. All are written from the definitions in docs/model.md / 000 §III–IV.
+These let every closed form report its objective and be compared with the solver's
+optimum. Each one validates its arguments (:mod:`mechopt._validation`) and evaluates the
+objective with :func:`mechopt._objectives.evaluate` — the one measures layer the solvers
+and the runtime read too — on an :class:`~mechopt._problem.Objective`.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from .._errors import InputError
+from .._objectives import estimation_risk, evaluate
+from .._problem import Objective, _loss_matrix
 from .._validation import check_channel, check_prior
 
 __all__ = [
@@ -26,9 +29,10 @@ __all__ = [
 ]
 
 
-def _cols(Q: np.ndarray) -> np.ndarray:
-    """Drop all-zero columns (outputs never emitted)."""
-    return Q[:, Q.max(axis=0) > 0]
+def _value(kind: str, Q: np.ndarray, prior: Sequence[float], **fields: Any) -> float:
+    """``kind`` evaluated on a validated channel and prior (:func:`mechopt._objectives.evaluate`)."""
+    Q = check_channel(Q)
+    return float(evaluate(Objective(kind, check_prior(prior, k=Q.shape[0]), **fields), Q))
 
 
 def mmse(Q: np.ndarray, prior: Sequence[float], values: Sequence[float]) -> float:
@@ -51,15 +55,12 @@ def mmse(Q: np.ndarray, prior: Sequence[float], values: Sequence[float]) -> floa
     >>> round(mmse(np.full((2, 1), 1.0), [0.5, 0.5], [0, 1]), 12)
     0.25
     """
-    Q = _cols(check_channel(Q))
+    Q = check_channel(Q)
     P = check_prior(prior, k=Q.shape[0])
     f = np.asarray(values, dtype=float)
     if f.shape != P.shape:
         raise InputError("objective.values", f"must have one value per input ({P.size}), got {f.size}")
-    num = (f * P) @ Q
-    den = P @ Q
-    keep = den > 0
-    return float(P @ f**2 - np.sum(num[keep] ** 2 / den[keep]))
+    return float(evaluate(Objective("mmse", P, values=f), Q))
 
 
 def histogram_mse(Q: np.ndarray, prior: Sequence[float]) -> float:
@@ -73,12 +74,7 @@ def histogram_mse(Q: np.ndarray, prior: Sequence[float]) -> float:
     >>> round(histogram_mse(np.eye(3), [0.2, 0.3, 0.5]), 12)
     0.0
     """
-    Q = _cols(check_channel(Q))
-    P = check_prior(prior, k=Q.shape[0])
-    joint = P[:, None] * Q
-    den = joint.sum(axis=0)
-    keep = den > 0
-    return float(1.0 - np.sum((joint[:, keep] ** 2).sum(axis=0) / den[keep]))
+    return _value("histogram_mse", Q, prior)
 
 
 def mutual_information(Q: np.ndarray, prior: Sequence[float]) -> float:
@@ -90,15 +86,7 @@ def mutual_information(Q: np.ndarray, prior: Sequence[float]) -> float:
     >>> round(float(mutual_information(np.eye(2), [0.5, 0.5])), 6)
     0.693147
     """
-    Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
-    py = P @ Q
-    total = 0.0
-    for x in range(Q.shape[0]):
-        for y in range(Q.shape[1]):
-            if P[x] > 0 and Q[x, y] > 0:
-                total += P[x] * Q[x, y] * math.log(Q[x, y] / py[y])
-    return total
+    return _value("mutual_information", Q, prior)
 
 
 def loss_matrix(loss: Any, k: int, m: int | None = None, *, values: Sequence[float] | None = None) -> np.ndarray:
@@ -113,24 +101,23 @@ def loss_matrix(loss: Any, k: int, m: int | None = None, *, values: Sequence[flo
     [[0.0, 1.0], [1.0, 0.0]]
     """
     m = k if m is None else m
-    if isinstance(loss, str):
-        if loss == "hamming":
-            if m != k:
-                raise InputError("objective.loss", "hamming needs outputs = inputs")
-            return 1.0 - np.eye(k)
-        if loss in ("absolute", "squared"):
-            if values is None:
-                raise InputError("objective.values", f"loss {loss!r} needs numeric values per input")
-            v = np.asarray(values, dtype=float)
-            if v.shape != (k,) or m != k:
-                raise InputError("objective.values", f"must have one value per input ({k})")
-            d = np.abs(v[:, None] - v[None, :])
-            return d if loss == "absolute" else d**2
+    if not isinstance(loss, str):
+        L = np.asarray(loss, dtype=float)
+        if L.shape != (k, m) or not np.all(np.isfinite(L)):
+            raise InputError("objective.loss", f"must be a finite {k} x {m} matrix, got shape {L.shape}")
+        return L
+    if loss == "hamming" and m != k:
+        raise InputError("objective.loss", "hamming needs outputs = inputs")
+    if loss in ("absolute", "squared"):
+        if values is None:
+            raise InputError("objective.values", f"loss {loss!r} needs numeric values per input")
+        values = np.asarray(values, dtype=float)
+        if values.shape != (k,) or m != k:
+            raise InputError("objective.values", f"must have one value per input ({k})")
+    elif loss != "hamming":
         raise InputError("objective.loss", f"must be hamming, absolute, squared or a matrix, got {loss!r}")
-    L = np.asarray(loss, dtype=float)
-    if L.shape != (k, m) or not np.all(np.isfinite(L)):
-        raise InputError("objective.loss", f"must be a finite {k} x {m} matrix, got shape {L.shape}")
-    return L
+    labels = [str(x) for x in range(k)]
+    return _loss_matrix(loss, labels, labels, values, "objective.loss")
 
 
 def bayes_risk(Q: np.ndarray, prior: Sequence[float], loss: np.ndarray) -> float:
@@ -142,12 +129,7 @@ def bayes_risk(Q: np.ndarray, prior: Sequence[float], loss: np.ndarray) -> float
     >>> bayes_risk(np.eye(2), [0.5, 0.5], 1 - np.eye(2))
     0.0
     """
-    Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
-    L = np.asarray(loss, dtype=float)
-    joint = P[:, None] * Q  # k x m
-    risk_per_guess = L.T @ joint  # (guesses) x m
-    return float(risk_per_guess.min(axis=0).sum())
+    return _value("bayes_risk", Q, prior, loss=np.asarray(loss, dtype=float))
 
 
 def expected_loss(Q: np.ndarray, prior: Sequence[float], loss: np.ndarray) -> float:
@@ -160,11 +142,10 @@ def expected_loss(Q: np.ndarray, prior: Sequence[float], loss: np.ndarray) -> fl
     0.25
     """
     Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
     L = np.asarray(loss, dtype=float)
     if L.shape != Q.shape:
         raise InputError("objective.loss", f"must be {Q.shape[0]} x {Q.shape[1]}, got {L.shape}")
-    return float(P @ (Q * L).sum(axis=1))
+    return _value("expected_loss", Q, prior, loss=L)
 
 
 def estimation_variance(Q: np.ndarray, p0: Sequence[float]) -> float:
@@ -179,23 +160,8 @@ def estimation_variance(Q: np.ndarray, p0: Sequence[float]) -> float:
     >>> round(estimation_variance(np.eye(2), [0.5, 0.5]), 12)
     0.5
     """
-    Q = _cols(check_channel(Q))
-    p = check_prior(p0, k=Q.shape[0])
-    k = Q.shape[0]
-    if k == 1:
-        return 0.0
-    B = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
-    G = B.T @ Q  # (k-1) x m
-    den = p @ Q
-    keep = den > 0
-    J = (G[:, keep] / den[keep]) @ G[:, keep].T
-    try:
-        Jinv = np.linalg.inv(J)
-    except np.linalg.LinAlgError:
-        return math.inf
-    if not np.all(np.isfinite(Jinv)) or np.linalg.cond(J) > 1e14:
-        return math.inf
-    return float(np.trace(B @ Jinv @ B.T))
+    Q = check_channel(Q)
+    return estimation_risk(Q, check_prior(p0, k=Q.shape[0]))
 
 
 def objective_value(

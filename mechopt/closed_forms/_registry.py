@@ -23,6 +23,7 @@ from ._binary import (
     binary_ldp_mse,
     binary_lip_mse,
     binary_lip_rr,
+    _lip_rows,
     binary_ratio_range,
     mangat_rr,
     uncertain_prior_lip_optimum,
@@ -130,15 +131,6 @@ def _edge_rows(E01: float, E10: float) -> list[tuple[float, float]]:
     return rows
 
 
-def _lip_rows2(P: np.ndarray, e: float) -> list[tuple[float, float]]:
-    rows = []
-    for x in range(2):
-        u = (1.0, 0.0) if x == 0 else (0.0, 1.0)
-        rows.append((u[0] / e - P[0], u[1] / e - P[1]))
-        rows.append((P[0] - e * u[0], P[1] - e * u[1]))
-    return rows
-
-
 def _bp_priors(spec: ClosedFormSpec, n: dict, i: int) -> list[np.ndarray]:
     if n.get("priors") is not None:
         raw = n["priors"]
@@ -206,11 +198,11 @@ def binary_cone_rows(spec: ClosedFormSpec) -> list[tuple[float, float]] | None:
             if not _lip_pure(n):
                 return None
             P = check_prior(n["prior"], f"privacy[{i}].prior", k=2)
-            rows += _lip_rows2(P, exp_or_inf(spec.epsilon(n, i)))
+            rows += _lip_rows(P, exp_or_inf(spec.epsilon(n, i)))
         elif kind == "bp_lip":
             e = exp_or_inf(spec.epsilon(n, i))
             for P in _bp_priors(spec, n, i):
-                rows += _lip_rows2(np.asarray(P), e)
+                rows += _lip_rows(np.asarray(P), e)
         else:
             return None
     return rows

@@ -10,15 +10,16 @@ LP values are the exact worst cases over mechanisms.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Sequence
 
 import numpy as np
 from scipy.optimize import linprog
 
+from .._composition import lip_omega, lip_outer
 from .._errors import InputError, SolverError
-from .._validation import check_channel, check_epsilon, check_k, check_prior, check_probability
+from ..notions import box_prior_vertices, lip_cone_rows
+from .._validation import check_epsilon, check_k, check_prior, check_probability
 from ._common import exp_or_inf
 
 __all__ = [
@@ -53,13 +54,6 @@ __all__ = [
 
 
 # -- cones and LPs ------------------------------------------------------------------
-
-
-def _lip_rows(P: np.ndarray, e: float) -> np.ndarray:
-    """``A`` with ``A q <= 0`` iff ``e^-eps q_z <= P.q <= e^eps q_z`` for all ``z``."""
-    k = P.size
-    eye = np.eye(k)
-    return np.vstack([eye / e - P[None, :], P[None, :] - e * eye])
 
 
 def _ldp_rows(k: int, e: float) -> np.ndarray:
@@ -153,7 +147,7 @@ def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
     """
     P = check_prior(prior)
     e = exp_or_inf(check_epsilon(epsilon))
-    return _max_log_ratio_over_cone(_lip_rows(P, e), P.size)
+    return _max_log_ratio_over_cone(lip_cone_rows(P, e), P.size)
 
 
 def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -166,12 +160,7 @@ def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
     1.48988
     """
-    P = check_prior(prior)
-    eps = check_epsilon(epsilon)
-    pmin = float(P.min())
-    if pmin == 0.0:
-        return 2 * eps
-    return min(2 * eps, math.log((math.exp(eps) - 1 + pmin) / pmin))
+    return lip_omega(check_epsilon(epsilon), float(check_prior(prior).min()))
 
 
 def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -182,10 +171,7 @@ def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(ldp_to_lip_bound([0.5, 0.5], math.log(3)), 6)
     0.693147
     """
-    P = check_prior(prior)
-    eps = check_epsilon(epsilon)
-    pmin = float(P.min())
-    return math.log(pmin + math.exp(eps) * (1 - pmin))
+    return lip_outer(check_epsilon(epsilon), float(check_prior(prior).min()))
 
 
 def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
@@ -225,25 +211,13 @@ def bp_lip_vertices(lower: Sequence[float], upper: Sequence[float], *, tol: floa
     hi = np.asarray(upper, dtype=float)
     if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
         raise InputError("lower", f"lower and upper must be vectors of equal length, got {lo.shape} and {hi.shape}")
-    k = check_k(lo.size, "len(lower)", maximum=16)
+    check_k(lo.size, "len(lower)", maximum=16)
     if np.any(~np.isfinite(lo)) or np.any(~np.isfinite(hi)) or np.any(lo < 0) or np.any(hi > 1) or np.any(lo > hi):
         raise InputError("lower", f"need 0 <= lower <= upper <= 1 entrywise, got {lo.tolist()!r}, {hi.tolist()!r}")
-    found: list[np.ndarray] = []
-    for free in range(k):
-        others = [i for i in range(k) if i != free]
-        for choice in itertools.product((0, 1), repeat=k - 1):
-            p = np.empty(k)
-            for i, c in zip(others, choice):
-                p[i] = hi[i] if c else lo[i]
-            p[free] = 1.0 - p[others].sum()
-            if lo[free] - tol <= p[free] <= hi[free] + tol:
-                p[free] = min(max(p[free], lo[free]), hi[free])
-                if not any(np.allclose(p, q, atol=1e-12) for q in found):
-                    found.append(p)
-    if not found:
+    found = box_prior_vertices(lo, hi, tol=tol)
+    if not len(found):
         raise InputError("lower", "the box lower <= P <= upper contains no probability vector")
-    found.sort(key=lambda v: tuple(v))
-    return np.array(found)
+    return found
 
 
 def _priors(priors: Sequence[Sequence[float]]) -> list[np.ndarray]:
@@ -266,7 +240,7 @@ def bp_lip_to_ldp_exact(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     """
     Ps = _priors(priors)
     e = exp_or_inf(check_epsilon(epsilon))
-    A = np.vstack([_lip_rows(P, e) for P in Ps])
+    A = np.vstack([lip_cone_rows(P, e) for P in Ps])
     return _max_log_ratio_over_cone(A, Ps[0].size)
 
 
@@ -279,11 +253,7 @@ def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     1.48988
     """
     Ps = _priors(priors)
-    eps = check_epsilon(epsilon)
-    best = max(float(P.min()) for P in Ps)
-    if best == 0.0:
-        return 2 * eps
-    return min(2 * eps, math.log((math.exp(eps) - 1 + best) / best))
+    return lip_omega(check_epsilon(epsilon), max(float(P.min()) for P in Ps))
 
 
 def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -295,9 +265,7 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     0.789728
     """
     Ps = _priors(priors)
-    eps = check_epsilon(epsilon)
-    m = min(float(P.min()) for P in Ps)
-    return math.log(m + math.exp(eps) * (1 - m))
+    return lip_outer(check_epsilon(epsilon), min(float(P.min()) for P in Ps))
 
 
 def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -398,7 +366,7 @@ def lip_to_di_exact(prior: Sequence[float], epsilon: float) -> float:
     """
     P = check_prior(prior)
     e = exp_or_inf(check_epsilon(epsilon))
-    A = _lip_rows(P, e)
+    A = lip_cone_rows(P, e)
     k = P.size
     best = 0.0
     for x in range(k):
@@ -447,220 +415,15 @@ def di_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
     return _max_lip_over_cone(_di_rows(P, e), P)
 
 
-# -- Thm 4, Cor 4, Cor 5: composition -------------------------------------------------
-
-
-def compose_parallel(*channels: np.ndarray) -> np.ndarray:
-    """Channel of releasing ``Y_1, ..., Y_n`` independently from the same ``X`` (003 §III-B).
-
-    Row ``x`` is the Kronecker product of the rows ``Q_k[x]``; outputs are tuples in
-    lexicographic order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> compose_parallel(np.eye(2), np.eye(2)).tolist()
-    [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
-    """
-    if not channels:
-        raise InputError("channels", "need at least one channel")
-    Qs = [check_channel(Q, f"channels[{i}]") for i, Q in enumerate(channels)]
-    if len({Q.shape[0] for Q in Qs}) != 1:
-        raise InputError("channels", "all channels must have the same number of inputs")
-    out = Qs[0]
-    for Q in Qs[1:]:
-        out = np.einsum("xa,xb->xab", out, Q).reshape(out.shape[0], -1)
-    return out
-
-
-def compose_sequential(*channels: np.ndarray) -> np.ndarray:
-    """Channel from ``(X_1, ..., X_n)`` to ``(Y_1, ..., Y_n)``, ``Y_k`` from ``X_k`` only (003 Cor. 5).
-
-    The Kronecker product of the channels; inputs and outputs are tuples in lexicographic
-    order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> compose_sequential(np.eye(2), np.full((2, 1), 1.0)).shape
-    (4, 2)
-    """
-    if not channels:
-        raise InputError("channels", "need at least one channel")
-    out = check_channel(channels[0], "channels[0]")
-    for i, Q in enumerate(channels[1:], start=1):
-        out = np.kron(out, check_channel(Q, f"channels[{i}]"))
-    return out
-
-
-def _omega(eps: float, pm: float) -> float:
-    if pm == 0.0:
-        return 2 * eps
-    return min(2 * eps, math.log((math.exp(eps) - 1 + pm) / pm))
-
-
-def _epsilons(epsilons: Sequence[float]) -> list[float]:
-    if not isinstance(epsilons, (list, tuple, np.ndarray)) or len(epsilons) == 0:
-        raise InputError("epsilons", f"must be a non-empty list of budgets, got {epsilons!r}")
-    return [check_epsilon(v, f"epsilons[{i}]") for i, v in enumerate(epsilons)]
-
-
-def lip_composition_bound(prior: Sequence[float], epsilons: Sequence[float]) -> float:
-    """003 Thm 4: leakage of ``n`` independent ``ε_k``-LIP releases of the same ``X``.
-
-    ``log(P_min + exp(sum_k min{2ε_k, log((e^{ε_k} - 1 + P_min)/P_min)}) (1 - P_min))``.
-
-    Examples
-    --------
-    >>> round(lip_composition_bound([0.5, 0.5], [math.log(2)]), 6)
-    0.693147
-    """
-    P = check_prior(prior)
-    eps = _epsilons(epsilons)
-    pm = float(P.min())
-    total = sum(_omega(e, pm) for e in eps)
-    return math.log(pm + math.exp(total) * (1 - pm))
-
-
-def bp_lip_composition_bound(priors: Sequence[Sequence[float]], epsilons: Sequence[float]) -> float:
-    """003 Cor. 4: the BP-LIP version of :func:`lip_composition_bound`.
-
-    ``log(minP + exp(sum_k ω_k)(1 - minP))``, ``ω_k = min{2ε_k, log((e^{ε_k} - 1 + maxP)/maxP)}``.
-
-    Examples
-    --------
-    >>> lip_composition_bound([0.5, 0.5], [1.0]) == bp_lip_composition_bound([[0.5, 0.5]], [1.0])
-    True
-    """
-    Ps = _priors(priors)
-    eps = _epsilons(epsilons)
-    min_p = min(float(P.min()) for P in Ps)
-    max_p = max(float(P.min()) for P in Ps)
-    total = sum(_omega(e, max_p) for e in eps)
-    return math.log(min_p + math.exp(total) * (1 - min_p))
-
-
-def sequential_composition_bound(joint: np.ndarray, epsilons: Sequence[float]) -> float:
-    """003 Cor. 5, eq. (11): leakage of releasing ``X_1..X_n`` (joint pmf ``joint``) one by one.
-
-    ``Y_k`` comes from ``X_k`` through an ``ε_k``-LIP mechanism for the marginal of ``X_k``.
-    ``log(P_min^joint + exp(sum_k min{2ε_k, log((e^{ε_k} - 1 + P_min^k)/P_min^k)})(1 - P_min^joint))``.
-
-    Parameters
-    ----------
-    joint : ndarray, shape (k_1, ..., k_n)
-        Joint distribution of the sequence.
-    epsilons : list of float, length n
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(sequential_composition_bound(np.full((2, 2), 0.25), [0.0, 0.0]), 12)
-    0.0
-    """
-    J = np.asarray(joint, dtype=float)
-    eps = _epsilons(epsilons)
-    if J.ndim != len(eps):
-        raise InputError("epsilons", f"need one budget per variable ({J.ndim}), got {len(eps)}")
-    check_prior(J.ravel(), "joint")
-    total = 0.0
-    for axis, e in enumerate(eps):
-        marginal = J.sum(axis=tuple(a for a in range(J.ndim) if a != axis))
-        total += _omega(e, float(marginal.min()))
-    pj = float(J.min())
-    return math.log(pj + math.exp(total) * (1 - pj))
-
-
-# -- Lemma 3, Cor 6, Cor 7: transferability -------------------------------------------
-
-
-def total_variation(p1: Sequence[float], p2: Sequence[float]) -> float:
-    """``D_TV(P1, P2) = sup_S |P1(S) - P2(S)| = ||P1 - P2||_1 / 2`` (003 Def. 7).
-
-    Examples
-    --------
-    >>> total_variation([0.5, 0.5], [0.2, 0.8])
-    0.3
-    """
-    a = check_prior(p1, "p1")
-    b = check_prior(p2, "p2", k=a.size)
-    return float(np.round(0.5 * np.abs(a - b).sum(), 15))
-
-
-def transfer_gap_bound(p1: Sequence[float], p2: Sequence[float]) -> float:
-    """003 Lemma 3: ``|L(M, P1) - L(M, P2)| <= log(1 + D_TV/c)``, ``c = min(P1_min, P2_min)``.
-
-    Examples
-    --------
-    >>> round(transfer_gap_bound([0.5, 0.5], [0.4, 0.6]), 6)
-    0.223144
-    """
-    a = check_prior(p1, "p1")
-    b = check_prior(p2, "p2", k=a.size)
-    c = min(float(a.min()), float(b.min()))
-    tv = total_variation(a, b)
-    if c == 0.0:
-        return 0.0 if tv == 0.0 else math.inf
-    return math.log(1 + tv / c)
-
-
-def transfer_leakage_bound(p1: Sequence[float], p2: Sequence[float], epsilon: float) -> float:
-    """003 eq. (12): an ε-LIP mechanism for ``P1`` leaks at most ``min[η + ε, 2ε, log((e^ε-1+P1_min)/P1_min)]`` under ``P2``.
-
-    Examples
-    --------
-    >>> round(transfer_leakage_bound([0.5, 0.5], [0.4, 0.6], 1.0), 6)
-    1.223144
-    """
-    a = check_prior(p1, "p1")
-    eps = check_epsilon(epsilon)
-    eta = transfer_gap_bound(a, p2)
-    return min(eta + eps, lip_to_ldp_bound(a, eps))
-
-
-def transfer_condition(p1: Sequence[float], p2: Sequence[float], epsilon: float, *, printed: bool = False) -> bool:
-    """003 Cor. 6: whether ``η + ε`` is the smallest term of eq. (12).
-
-    Condition ``D_TV <= c (e^{min(ε, Φ)} - 1)``, ``c = min(P1_min, P2_min)``. As printed,
-    ``Φ = (e^ε - 1 + P1_min)/P1_min - ε``; the algebra of eq. (12) needs
-    ``Φ = log((e^ε - 1 + P1_min)/P1_min) - ε`` (the default, ``printed=False``).
-
-    Examples
-    --------
-    >>> transfer_condition([0.5, 0.5], [0.45, 0.55], 1.0)
-    True
-    """
-    a = check_prior(p1, "p1")
-    b = check_prior(p2, "p2", k=a.size)
-    eps = check_epsilon(epsilon)
-    c = min(float(a.min()), float(b.min()))
-    pm = float(a.min())
-    if pm == 0.0:
-        return False
-    A = (math.exp(eps) - 1 + pm) / pm
-    phi = (A - eps) if printed else (math.log(A) - eps)
-    m = min(eps, phi)
-    return total_variation(a, b) <= c * math.expm1(m)
-
-
-def empirical_prior_gap_bound(n: int, k: int, beta: float, c: float) -> float:
-    """003 Cor. 7: with probability ``1 - β``, the leakage gap of a mechanism designed on the empirical prior is ``<= η``.
-
-    ``η = log(1 + Δ/(2c))``, ``Δ = sqrt(2 (|X| - log β)/n)``, ``c = min(P_hat_min, P_min)``.
-
-    Examples
-    --------
-    >>> round(empirical_prior_gap_bound(1000, 2, 0.01, 0.3), 6)
-    0.175264
-    """
-    n = check_k(n, "n")
-    k = check_k(k, "k")
-    beta = check_probability(beta, "beta")
-    c = check_probability(c, "c")
-    if beta == 0.0:
-        return math.inf
-    if c == 0.0:
-        return math.inf
-    delta = math.sqrt(2.0 * (k - math.log(beta)) / n)
-    return math.log(1 + delta / (2 * c))
-
+from ._transfer import (  # noqa: E402  (re-exported; _transfer reads _priors and lip_to_ldp_bound above)
+    compose_parallel,
+    compose_sequential,
+    lip_composition_bound,
+    bp_lip_composition_bound,
+    sequential_composition_bound,
+    total_variation,
+    transfer_gap_bound,
+    transfer_leakage_bound,
+    transfer_condition,
+    empirical_prior_gap_bound,
+)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +11,6 @@ from .._errors import InputError
 from ._estimate import count_reports, family_channel, subset_em, subset_inversion, subset_variance
 from ._mechanism import FamilyMechanism
 from ._spec import SubsetMixture
-
-
-def _write_lines(output_path: str | Path, lines) -> None:
-    target = Path(output_path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.",
-                                   suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.writelines(f"{y}\n" for y in lines)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    except OSError as err:
-        raise InputError(str(output_path), f"cannot write the output file: {err}") from None
 
 
 def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_path: str | Path, *,
@@ -46,7 +27,9 @@ def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_
     labels = _read_labels(input_path, "input")
     index = {x: i for i, x in enumerate(mech.inputs)}
     _unknown(input_path, labels, index, str(mech_path), "input")
-    _write_lines(output_path, [sampler.sample_index(index[x]) for x in labels])
+    from ..runtime._commands import _write_atomically
+
+    _write_atomically(Path(output_path), "".join(f"{sampler.sample_index(index[x])}\n" for x in labels), "output")
     return len(labels)
 
 

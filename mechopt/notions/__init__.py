@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ._base import ColumnConstraints, Notion
 from ._eldp import ELDP, LDP, WCLIP, BlockLDP, HighLowLDP, MetricLDP
-from ._lip import BPLIP, LIP, box_prior_vertices
+from ._lip import BPLIP, LIP, box_prior_vertices, lip_cone_rows
 from ._registry import REGISTRY, NotionType, notion_from_spec, notion_names, register_notion
 from ._uldp import ULDP, uldp_roles
 
@@ -32,5 +32,5 @@ for _cls in (ELDP, LDP, BlockLDP, HighLowLDP, MetricLDP, LIP, BPLIP, WCLIP, ULDP
     register_notion(_cls, builtin=True)
 
 __all__ = ["BPLIP", "ELDP", "LDP", "LIP", "REGISTRY", "ULDP", "WCLIP", "BlockLDP", "ColumnConstraints",
-           "HighLowLDP", "MetricLDP", "Notion", "NotionType", "box_prior_vertices", "notion_from_spec",
+           "HighLowLDP", "MetricLDP", "Notion", "NotionType", "box_prior_vertices", "lip_cone_rows", "notion_from_spec",
            "notion_names", "register_notion", "uldp_roles"]

@@ -149,15 +149,27 @@ class LIP(Notion):
         return self.delta == 0
 
 
+def lip_cone_rows(prior: np.ndarray, e: float) -> np.ndarray:
+    """The ``2k`` rows of LIP on one column: ``A q <= 0`` iff ``e^-ε q[x] <= P·q <= e^ε q[x]`` for all x.
+
+    Rows ``q[x] - e^ε P·q`` (x = 0..k-1), then ``P·q - e^ε q[x]``, with ``e = e^ε``
+    (Jiang, Li, Tandon, Def. 3; δ = 0). The one home of these rows: the solver's column
+    constraints, the closed forms' binary cones and the notion relations of 003 read it.
+
+    Examples
+    --------
+    >>> lip_cone_rows(np.array([0.5, 0.5]), 2.0).tolist()
+    [[0.0, -1.0], [-1.0, 0.0], [-1.5, 0.5], [0.5, -1.5]]
+    """
+    P = np.asarray(prior, dtype=float)
+    eye = np.eye(P.size)
+    return np.vstack([eye - e * P[None, :], P[None, :] - e * eye])
+
+
 def _lip_constraints(k: int, priors: np.ndarray, eps: float, delta: float) -> ColumnConstraints:
     e = math.exp(eps)
-    blocks = []
-    for P in priors:
-        eye = np.eye(k)
-        # q[x] - e^ε P·q <= e^ε δ ;  P·q - e^ε q[x] <= δ
-        blocks.append(eye - e * P[None, :])
-        blocks.append(P[None, :] - e * eye)
-    A = sp.csr_matrix(np.vstack(blocks))
+    # q[x] - e^ε P·q <= e^ε δ ;  P·q - e^ε q[x] <= δ
+    A = sp.csr_matrix(np.vstack([lip_cone_rows(P, e) for P in priors]))
     b = np.concatenate([np.full(k, e * delta), np.full(k, delta)] * len(priors))
     # the same rows with s_j = P_j·q: 2 non-zeros each instead of k + 1
     n = len(priors)
@@ -168,8 +180,8 @@ def _lip_constraints(k: int, priors: np.ndarray, eps: float, delta: float) -> Co
     return ColumnConstraints(k, A, b, factored=(A_q, A_s, np.asarray(priors, dtype=float)))
 
 
-def box_prior_vertices(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Vertices of ``{P : lower <= P <= upper, sum P = 1}``.
+def box_prior_vertices(lower: np.ndarray, upper: np.ndarray, *, tol: float = 1e-12) -> np.ndarray:
+    """Vertices of ``{P : lower <= P <= upper, sum P = 1}`` (sorted; empty when the set is).
 
     A vertex of a box cut by one hyperplane has at most one coordinate strictly
     between its bounds; we enumerate those (``k 2^(k-1)`` candidates).
@@ -191,7 +203,7 @@ def box_prior_vertices(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
             for i, bit in zip(others, bits):
                 P[i] = upper[i] if bit else lower[i]
             P[j] = 1.0 - P[others].sum()
-            if lower[j] - 1e-12 <= P[j] <= upper[j] + 1e-12:
+            if lower[j] - tol <= P[j] <= upper[j] + tol:
                 P[j] = min(max(P[j], lower[j]), upper[j])
                 verts.add(tuple(np.round(P, 15)))
     return np.array(sorted(verts))

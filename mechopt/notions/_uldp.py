@@ -24,18 +24,25 @@ INF = math.inf
 
 
 def uldp_roles(Q: np.ndarray, sensitive: Sequence[int]) -> list[str]:
-    """Role of each output column under ULDP: ``"invertible"`` or ``"protected"``.
+    """Role of each output column under ULDP: ``"zero"``, ``"invertible"`` or ``"protected"``.
 
     A column is invertible when it has exactly one non-zero entry, at a non-sensitive
-    input (Murakami & Kawamoto, Def. 2); every other column must be protected.
+    input (Murakami & Kawamoto, Def. 2); every other non-zero column must be protected;
+    an all-zero column is never emitted and constrains nothing. The one home of this
+    rule (:func:`mechopt.closed_forms.uldp_roles` validates and calls it); the exact
+    verifier keeps its own copy on purpose (``mechopt._verify._uldp_protected``).
+
+    Examples
+    --------
+    >>> uldp_roles(np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]]), [1])
+    ['invertible', 'protected', 'zero']
     """
     Q = np.asarray(Q, dtype=float)
     sens = set(int(s) for s in sensitive)
-    roles = []
-    for y in range(Q.shape[1]):
-        nz = np.flatnonzero(Q[:, y] > 0)
-        roles.append("invertible" if len(nz) == 1 and int(nz[0]) not in sens else "protected")
-    return roles
+    nz_count = (Q > 0).sum(axis=0)
+    first = np.argmax(Q > 0, axis=0)
+    return ["zero" if n == 0 else "invertible" if n == 1 and int(x) not in sens else "protected"
+            for n, x in zip(nz_count.tolist(), first.tolist())]
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from mechopt._composition import lip_composition
 from mechopt._errors import InputError, MechoptError
 from mechopt.notions import REGISTRY
 from mechopt._validation import check_epsilon, check_prior
@@ -115,27 +116,6 @@ def _prior_min(prior: Sequence[float], field: str) -> float:
     return _p_min(float(values.min()), f"min({field})")
 
 
-def _omega(eps: float, p_min: float) -> float:
-    """``min{2ε, ln((e^ε − 1 + P_min)/P_min)}`` of 003 Thm 4, without overflow."""
-    if math.isinf(eps):
-        return math.inf
-    # ln((e^ε − 1 + P)/P) = ε + ln(1 + (P − 1) e^{−ε} / P)... computed stably:
-    second = math.log((math.expm1(eps) + p_min) / p_min) if eps < 700 else (
-        eps + math.log1p((p_min - 1.0) * math.exp(-eps)) - math.log(p_min))
-    return min(2.0 * eps, second)
-
-
-def _outer(total_omega: float, p_min: float) -> float:
-    """``ln(P + e^W (1 − P))`` of 003 Thm 4 / Cor. 4 / eq. 11, stable for large ``W``."""
-    if math.isinf(total_omega):
-        return math.inf
-    if p_min >= 1.0:
-        return 0.0
-    # = W + ln(1 − P) + ln(1 + P e^{−W}/(1 − P))
-    return total_omega + math.log1p(-p_min) + math.log1p(p_min * math.exp(-total_omega)
-                                                          / (1.0 - p_min))
-
-
 def ldp_composition(epsilons: Iterable[float]) -> float:
     """Basic sequential composition of ε-LDP reports: ``Σ ε_k``.
 
@@ -193,7 +173,7 @@ def lip_composition_bound(epsilons: Iterable[float], p_min: float) -> float:
     """
     eps = _epsilons(epsilons)
     p = _p_min(p_min, "p_min")
-    return _outer(math.fsum(_omega(e, p) for e in eps), p)
+    return lip_composition(eps, [p] * len(eps), p)
 
 
 def bp_lip_composition_bound(epsilons: Iterable[float],
@@ -232,7 +212,7 @@ def bp_lip_composition_bound(epsilons: Iterable[float],
         raise InputError("priors", "must list at least one prior, got none")
     mins = [_prior_min(p, f"priors[{i}]") for i, p in enumerate(priors)]
     lo, hi = min(mins), max(mins)
-    return _outer(math.fsum(_omega(e, hi) for e in eps), lo)
+    return lip_composition(eps, [hi] * len(eps), lo)
 
 
 def lip_sequence_composition_bound(epsilons: Iterable[float],
@@ -273,7 +253,7 @@ def lip_sequence_composition_bound(epsilons: Iterable[float],
         raise InputError("marginal_p_mins", f"must give one value per report ({len(eps)}), "
                                             f"got {len(mins)}")
     joint = _p_min(joint_p_min, "joint_p_min")
-    return _outer(math.fsum(_omega(e, p) for e, p in zip(eps, mins)), joint)
+    return lip_composition(eps, mins, joint)
 
 
 @dataclass(frozen=True)
@@ -477,14 +457,8 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        report_epsilon : float
-            Budget of the report's mechanism under this ledger's notion.
-        prior : sequence of float, keyword-only
-            ``lip_sequence``: the marginal prior of the datum this report releases.
-        sensitive : iterable of str, keyword-only
-            ``uldp``: the report mechanism's sensitive set; it must contain the ledger's.
-        memo_key : str, keyword-only
-            A memoized response's key: its replays are recorded at no cost.
+        report_epsilon, prior, sensitive, memo_key
+            As :meth:`would_spend`: a memoized response's key makes its replays cost nothing.
 
         Returns
         -------

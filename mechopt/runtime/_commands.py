@@ -124,17 +124,12 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
 
     Examples
     --------
-    >>> import json, os, tempfile
-    >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
-    ...        "outputs": ["no", "yes"], "matrix": [[1.0, 0.0], [0.0, 1.0]],
-    ...        "privacy": [{"notion": "eldp", "matrix": [[0, "inf"], ["inf", 0]]}],
-    ...        "objective": {}, "certificate": {}}
-    >>> doc["sha256"] = canonical_digest(doc)
+    >>> import os, tempfile, mechopt
     >>> tmp = tempfile.mkdtemp()
     >>> mech, inp, out = (os.path.join(tmp, n) for n in ("m.json", "in.txt", "out.txt"))
-    >>> with open(mech, "w") as f:
-    ...     json.dump(doc, f)
+    >>> eldp = {"notion": "eldp", "matrix": [[0, "inf"], ["inf", 0]]}     # the identity is allowed
+    >>> mechopt.Mechanism.from_channel([[1.0, 0.0], [0.0, 1.0]], [eldp], inputs=["no", "yes"],
+    ...                                outputs=["no", "yes"]).save(mech)
     >>> with open(inp, "w") as f:
     ...     _ = f.write("yes\\nno\\n")
     >>> privatize_file(mech, inp, out, seed=1)
@@ -183,16 +178,11 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None,
 
     Examples
     --------
-    >>> import json, os, tempfile
-    >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
-    ...        "outputs": ["n", "y"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {}, "certificate": {}}
-    >>> doc["sha256"] = canonical_digest(doc)
+    >>> import os, tempfile, mechopt
     >>> tmp = tempfile.mkdtemp()
     >>> mech, rep = os.path.join(tmp, "m.json"), os.path.join(tmp, "r.txt")
-    >>> with open(mech, "w") as f:
-    ...     json.dump(doc, f)
+    >>> mechopt.Mechanism.from_channel([[0.75, 0.25], [0.25, 0.75]], [{"notion": "ldp", "epsilon": 1.1}],
+    ...                                inputs=["no", "yes"], outputs=["n", "y"]).save(mech)
     >>> with open(rep, "w") as f:
     ...     _ = f.write("n\\n" * 6 + "y\\n" * 4)
     >>> result = estimate_file(mech, rep, method="inversion")
@@ -248,18 +238,14 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
 
     Examples
     --------
-    >>> import json, os, tempfile
-    >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
-    ...        "outputs": ["n", "y"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {}, "certificate": {}}
-    >>> doc["sha256"] = canonical_digest(doc)
+    >>> import os, tempfile
+    >>> from mechopt import Mechanism
     >>> tmp = tempfile.mkdtemp()
     >>> mech, rep = os.path.join(tmp, "m.json"), os.path.join(tmp, "r.txt")
-    >>> with open(mech, "w") as f:
-    ...     json.dump(doc, f)
-    >>> with open(rep, "w") as f:
-    ...     _ = f.write("n\\n" * 6 + "y\\n" * 4)
+    >>> Mechanism.from_channel([[0.75, 0.25], [0.25, 0.75]], [{"notion": "ldp", "epsilon": 1.1}],
+    ...                        inputs=["no", "yes"], outputs=["n", "y"]).save(mech)
+    >>> open(rep, "w").write("n\\n" * 6 + "y\\n" * 4)     # characters written
+    20
     >>> est = estimate_from_files(mech, rep, method="inversion")
     >>> est.n, est.estimate.round(6).tolist()
     (10, [0.7, 0.3])

@@ -11,12 +11,12 @@ the estimators of ``p`` are
 * :func:`estimate_em` — maximum likelihood over the simplex by EM, a.k.a. the iterative
   Bayesian update (001 §2.5, "EM reconstruction method").
 
-and, for a known prior (paper 000, Jiang, Li, Tandon), the Bayes (MMSE) aggregates
-:func:`mmse_aggregate` (000 §III eq. 10) and :func:`mmse_histogram` (000 eq. 30).
+and, for a known prior, the Bayes (MMSE) aggregates of :mod:`mechopt.runtime._mmse`.
 
-:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of docs/model.md (the solver of
-the ``estimation_variance`` objective imports it), and :func:`variance_report` turns it
-into standard errors and confidence intervals.
+:func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of docs/model.md (computed by
+:func:`mechopt._objectives.risk_covariance`, the one implementation the solver's
+``estimation_variance`` objective and the closed forms read too), and
+:func:`variance_report` turns it into standard errors and confidence intervals.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mechopt._validation import check_prior
 from mechopt._errors import InputError
+from mechopt._objectives import risk_covariance, simplex_basis
+from mechopt._validation import check_prior
 from mechopt.runtime._sampling import as_channel
 
 __all__ = [
@@ -39,11 +40,6 @@ __all__ = [
     "estimate_projected",
     "estimation_covariance",
     "estimation_risk",
-    "mmse_aggregate",
-    "mmse_decoder",
-    "mmse_histogram",
-    "mmse_histogram_risk",
-    "mmse_risk",
     "project_simplex",
     "variance_report",
 ]
@@ -75,11 +71,6 @@ def _as_distribution(p: ArrayLike, k: int, field: str, *, positive: bool = False
                                               "estimate)")
 
 
-def _simplex_basis(k: int) -> np.ndarray:
-    """``B = [I; -1ᵀ]`` (k × (k-1)), a basis of the simplex's tangent space (docs/model.md)."""
-    return np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
-
-
 def _design(Q: np.ndarray) -> np.ndarray:
     """``Qᵀ B`` (m × (k-1)) and check that the rows of ``Q`` are independent."""
     k = Q.shape[0]
@@ -87,7 +78,7 @@ def _design(Q: np.ndarray) -> np.ndarray:
         raise InputError("Q", f"has rank {np.linalg.matrix_rank(Q)} < k = {k}: the input "
                               "distribution is not identifiable from the reports by "
                               "inversion; use the 'em' method (maximum likelihood)")
-    return Q.T @ _simplex_basis(k)
+    return Q.T @ simplex_basis(k)
 
 
 # --------------------------------------------------------------------------- risk
@@ -106,21 +97,14 @@ def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    p0 : array_like, shape (k,)
-        The input distribution at which the risk is taken; strictly positive.
+    Q, p0 : array_like
+        As :func:`estimation_risk` (``p0`` is where the risk is taken).
 
     Returns
     -------
     numpy.ndarray, shape (k, k)
         ``B J⁻¹ Bᵀ``; every entry is ``inf`` when ``J`` is singular (the channel does not
-        identify ``p``).
-
-    Raises
-    ------
-    InputError
-        When ``Q`` is not a channel or ``p0`` is not a strictly positive distribution.
+        identify ``p``). Errors: as :func:`estimation_risk`.
 
     Examples
     --------
@@ -130,19 +114,8 @@ def estimation_covariance(Q: ArrayLike, p0: ArrayLike) -> np.ndarray:
     True
     """
     Q = as_channel(Q)
-    k = Q.shape[0]
-    p0 = _as_distribution(p0, k, "p0", positive=True)
-    if k == 1:
-        return np.zeros((1, 1))
-    lam = p0 @ Q
-    used = lam > 0  # p0 > 0, so lam == 0 only for an all-zero column, which carries nothing
-    A = (Q[:, used].T @ _simplex_basis(k)) / np.sqrt(lam[used])[:, None]  # J = AᵀA
-    _, s, vt = np.linalg.svd(A, full_matrices=False)
-    if s.size < k - 1 or s[-1] <= 1e-12 * max(s[0], 1.0):
-        return np.full((k, k), np.inf)
-    w = vt.T / s  # J⁻¹ = w wᵀ
-    bw = _simplex_basis(k) @ w
-    return bw @ bw.T
+    p0 = _as_distribution(p0, Q.shape[0], "p0", positive=True)
+    return risk_covariance(Q, p0)
 
 
 def estimation_risk(Q: ArrayLike, p0: ArrayLike) -> float:
@@ -353,10 +326,8 @@ def estimate_projected(Q: ArrayLike, counts: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        As :func:`estimate_inversion`.
 
     Returns
     -------
@@ -394,10 +365,8 @@ def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        The channel, shape (k, m), and the number of reports of each output, shape (m,).
     max_iter : int, keyword-only
         Maximum number of EM steps (each SQUAREM cycle counts three).
     tol : float, keyword-only
@@ -497,213 +466,3 @@ def estimate_em(Q: ArrayLike, counts: ArrayLike, *, max_iter: int = 100_000,
                       f"log-likelihood gap of up to {float(g.max() - 1.0):.3g} per report "
                       f"(tol={tol!r}); raise max_iter or tol", RuntimeWarning, stacklevel=2)
     return p
-
-
-# ------------------------------------------------------------- MMSE (paper 000)
-
-
-def _mmse_setup(Q: ArrayLike, prior: ArrayLike) -> tuple[np.ndarray, np.ndarray,
-                                                          np.ndarray]:
-    Q = as_channel(Q)
-    prior = _as_distribution(prior, Q.shape[0], "prior")
-    joint = prior[:, None] * Q            # Pr(X = x, Y = y)
-    return Q, prior, joint
-
-
-def mmse_decoder(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> np.ndarray:
-    """Posterior means ``E[f(X) | Y = y]`` under the prior, one per output (000 eq. 10).
-
-    ``E[f(X) | Y = y] = Σ_x f(x) P(x) Q[x, y] / Σ_x P(x) Q[x, y]``. For an output of
-    probability zero under the prior the value is ``E[f(X)]`` (any value is a version of
-    the conditional expectation there; this one is harmless).
-
-    Parameters
-    ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior ``P`` of the inputs.
-    values : array_like, shape (k,)
-        ``f(x)`` for each input.
-
-    Returns
-    -------
-    numpy.ndarray, shape (m,)
-
-    Raises
-    ------
-    InputError
-        When an argument is malformed.
-
-    Examples
-    --------
-    >>> mmse_decoder([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0.0, 1.0]).tolist()
-    [0.25, 0.75]
-    """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    f = np.asarray(values, dtype=float)
-    if f.shape != (Q.shape[0],) or not np.all(np.isfinite(f)):
-        raise InputError("values", f"must be {Q.shape[0]} finite numbers (one per input), "
-                                   f"got {values!r}")
-    lam = joint.sum(axis=0)
-    num = f @ joint
-    out = np.full(Q.shape[1], float(prior @ f))
-    np.divide(num, lam, out=out, where=lam > 0)
-    return out
-
-
-def mmse_aggregate(Q: ArrayLike, prior: ArrayLike, values: ArrayLike, counts: ArrayLike,
-                   *, average: bool = False) -> float:
-    """MMSE estimate of ``S = Σ_i f(X_i)`` from report counts (000 §III, eq. 10).
-
-    For independent users sharing the prior ``P`` and the channel, the MMSE estimator of
-    a sum decomposes (000 eq. 10): ``Ŝ = E[S | Y] = Σ_i E[f(X_i) | Y_i]``, i.e. each
-    report ``y`` is replaced by ``E[f(X) | Y = y]`` (:func:`mmse_decoder`) and summed:
-    ``Ŝ = Σ_y counts_y · E[f(X) | Y = y]``. With ``values`` an indicator this is the survey
-    of 000 §II; with ``values = x`` the summation; with ``average=True`` it is divided by
-    ``n`` (the average query). Its error is :func:`mmse_risk` per user (000 eq. 11–14).
-
-    Parameters
-    ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior of each user's input.
-    values : array_like, shape (k,)
-        ``f(x)`` per input.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
-    average : bool, keyword-only
-        Return ``Ŝ / n`` instead of ``Ŝ``.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    InputError
-        When an argument is malformed, or an output reported has probability 0 under the
-        prior (the prior contradicts the data).
-
-    Examples
-    --------
-    >>> mmse_aggregate([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0, 1], [30, 10])
-    15.0
-    """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    c = _as_counts(counts, Q.shape[1])
-    lam = joint.sum(axis=0)
-    bad = np.flatnonzero((c > 0) & (lam <= 0))
-    if bad.size:
-        y = int(bad[0])
-        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
-                                         "under the prior; the prior contradicts the reports")
-    total = float(c @ mmse_decoder(Q, prior, values))
-    return total / float(c.sum()) if average else total
-
-
-def mmse_histogram(Q: ArrayLike, prior: ArrayLike, counts: ArrayLike, *,
-                   normalize: bool = False) -> np.ndarray:
-    """MMSE estimate of the histogram ``S_a = #{i : X_i = a}`` (000 §IV-C, eq. 30).
-
-    ``Ŝ_a = Σ_i Pr(X_i = a | Y_i) = Σ_y counts_y · P(a) Q[a, y] / (P · q_y)``: each
-    report contributes its posterior distribution. The expected squared error is
-    :func:`mmse_histogram_risk` per user (000 eq. 31).
-
-    Parameters
-    ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior of each user's input.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
-    normalize : bool, keyword-only
-        Divide by ``n`` (a distribution estimate) instead of returning counts.
-
-    Returns
-    -------
-    numpy.ndarray, shape (k,)
-        Expected number of users with each input (sums to ``n``), or the fractions.
-
-    Raises
-    ------
-    InputError
-        As :func:`mmse_aggregate`.
-
-    Examples
-    --------
-    >>> mmse_histogram([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [30, 10]).tolist()
-    [25.0, 15.0]
-    """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    c = _as_counts(counts, Q.shape[1])
-    lam = joint.sum(axis=0)
-    bad = np.flatnonzero((c > 0) & (lam <= 0))
-    if bad.size:
-        y = int(bad[0])
-        raise InputError(f"counts[{y}]", f"is {float(c[y])!r} but output {y} has probability 0 "
-                                         "under the prior; the prior contradicts the reports")
-    used = lam > 0
-    hist = joint[:, used] @ (c[used] / lam[used])
-    return hist / c.sum() if normalize else hist
-
-
-def mmse_risk(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> float:
-    """Per-user MSE of the MMSE aggregate: ``Var f(X) − Var E[f(X) | Y]`` (000 eq. 14).
-
-    ``E[(Ŝ − S)²] = n · mmse_risk`` for ``n`` independent users (000 eq. 11–13).
-
-    Parameters
-    ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior.
-    values : array_like, shape (k,)
-        ``f(x)`` per input.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> mmse_risk([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], [0, 1])
-    0.1875
-    """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    post = mmse_decoder(Q, prior, values)
-    f = np.asarray(values, dtype=float)
-    mean = prior @ f
-    lam = joint.sum(axis=0)
-    return float(prior @ (f - mean) ** 2 - lam @ (post - mean) ** 2)
-
-
-def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
-    """Per-user squared error of :func:`mmse_histogram` (000 eq. 31).
-
-    ``Σ_a [Var 1{X = a} − Var Pr(X = a | Y)] = 1 − Σ_y Σ_a (P(a) Q[a, y])² / (P · q_y)``;
-    ``E‖Ŝ − S‖² = n`` times this.
-
-    Parameters
-    ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> mmse_histogram_risk([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5])
-    0.375
-    """
-    Q, prior, joint = _mmse_setup(Q, prior)
-    lam = joint.sum(axis=0)
-    used = lam > 0
-    return float(1.0 - np.sum(joint[:, used] ** 2 / lam[used]))

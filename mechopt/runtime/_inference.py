@@ -41,15 +41,15 @@ from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
 from mechopt._identifiability import NotIdentifiableError, identifiability
+from mechopt._objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
     _as_distribution,
-    _simplex_basis,
     estimate_em,
     estimate_inversion,
     estimate_projected,
-    mmse_histogram,
 )
+from mechopt.runtime._mmse import mmse_histogram
 from mechopt.runtime._sampling import as_channel
 
 __all__ = ["ESTIMATE_METHODS", "Estimate", "estimate", "estimate_counts", "parse_counts_csv"]
@@ -135,18 +135,13 @@ def _z(level: float) -> float:
 
 def _fisher_covariance(Q: np.ndarray, p: np.ndarray, n: float) -> np.ndarray:
     """``B J⁻¹ Bᵀ / n``, ``J = Σ_y (Bᵀq_y)(Bᵀq_y)ᵀ / λ_y`` at ``λ = Qᵀ p`` (outputs with λ > 0)."""
-    k = Q.shape[0]
-    B = _simplex_basis(k)
-    lam = p @ Q
-    used = lam > 0
-    A = (Q[:, used].T @ B) / np.sqrt(lam[used])[:, None]
-    J = A.T @ A
-    return B @ np.linalg.pinv(J) @ B.T / n
+    B = simplex_basis(Q.shape[0])
+    return B @ np.linalg.pinv(fisher_information(Q, p)) @ B.T / n
 
 
 def _inversion_covariance(Q: np.ndarray, freq: np.ndarray, n: float) -> np.ndarray:
     """Covariance of the linear inversion estimator at the observed frequencies."""
-    B = _simplex_basis(Q.shape[0])
+    B = simplex_basis(Q.shape[0])
     P = np.linalg.pinv(Q.T @ B)  # (k-1) × m
     sigma = (np.diag(freq) - np.outer(freq, freq)) / n
     return B @ P @ sigma @ P.T @ B.T
@@ -158,10 +153,8 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    counts : array_like, shape (m,)
-        Number of reports of each output.
+    Q, counts : array_like
+        The channel (k × m) and the number of reports of each output (m).
     method : {"em", "inversion", "projected", "mmse"}, keyword-only
         See the module docstring.
     level : float, keyword-only
@@ -337,12 +330,9 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
         Output labels, one per report.
     counts : mapping or array_like, optional, keyword-only
         Instead of ``reports``: ``{output label: count}`` or one count per output.
-    method : {"em", "inversion", "projected", "mmse"}, keyword-only
-        See :func:`estimate_counts`.
-    level : float, keyword-only
-        Interval level.
-    prior : array_like, optional, keyword-only
-        ``mmse``: the prior (default: the mechanism's design prior, ``objective.prior``).
+    method, level, prior : keyword-only
+        As :func:`estimate_counts`; the ``mmse`` prior defaults to the mechanism's design
+        prior (``objective.prior``).
 
     Returns
     -------
@@ -350,11 +340,11 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
 
     Raises
     ------
-    NotIdentifiableError
-        As :func:`estimate_counts`.
     InputError
         When neither or both of ``reports`` and ``counts`` are given, a label is unknown,
         or an argument is malformed.
+    NotIdentifiableError
+        As :func:`estimate_counts`.
 
     Examples
     --------

@@ -21,7 +21,6 @@ of the inputs behind bot ``κ`` (001 eq. 21).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from numpy.typing import ArrayLike
 
 from mechopt._validation import check_epsilon, check_k, check_prior
 from mechopt._errors import InputError
+from mechopt.closed_forms._utility_optimized import urr_channel
 from mechopt.runtime._estimators import estimate_em, estimate_inversion, estimate_projected
 from mechopt.runtime._sampling import as_channel
 
@@ -53,7 +53,9 @@ def utility_optimized_rr(k: int, sensitive: Iterable[int], epsilon: float) -> np
     * a non-sensitive input reports each sensitive value with ``c2`` and itself with
       ``c3`` — 001 eq. 7.
 
-    It is ``(X_S, X_S, ε)``-ULDP (001 Prop. 4).
+    It is ``(X_S, X_S, ε)``-ULDP (001 Prop. 4). The matrix is
+    :func:`mechopt.closed_forms.urr_channel`'s; this entry point asks for a non-empty
+    ``X_S`` and ``ε > 0`` (a PUM protects its bots).
 
     Parameters
     ----------
@@ -87,15 +89,7 @@ def utility_optimized_rr(k: int, sensitive: Iterable[int], epsilon: float) -> np
         raise InputError("sensitive", "must contain at least one input index, got none")
     if s[0] < 0 or s[-1] >= k:
         raise InputError("sensitive", f"indices must lie in 0..{k - 1}, got {s!r}")
-    e = math.exp(float(epsilon))
-    c2 = 1.0 / (len(s) + e - 1.0)
-    c1 = e * c2
-    c3 = 1.0 - len(s) * c2
-    Q = np.zeros((k, k))
-    Q[:, s] = c2
-    for x in range(k):
-        Q[x, x] = c1 if x in s else c3
-    return Q
+    return urr_channel(k, s, epsilon)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,7 +39,10 @@ class HighsAdapter:
 
     #: scipy's linprog status codes -> ours
     STATUS_MAP = {0: "optimal", 1: "error", 2: "infeasible", 3: "unbounded", 4: "error"}
-    capabilities = frozenset({"lp", "duals", "sparse"})
+    capabilities = frozenset({"lp", "duals", "sparse", "milp", "vertex"})
+
+    #: feasibility and optimality tolerance asked of HiGHS (below)
+    accuracy = 1e-9
 
     def __init__(self, method: str = "highs"):
         self.method = method
@@ -94,9 +98,13 @@ class CvxpyAdapter:
                   "unbounded_inaccurate": "unbounded"}
     capabilities = frozenset({"lp", "duals"})
 
+    #: first-order solvers stop at about 1e-4 relative; interior point ones near 1e-8
+    LOOSE = frozenset({"SCS", "OSQP"})
+
     def __init__(self, solver: str):
         self.solver = solver.upper()
         self.name = f"cvxpy:{self.solver}"
+        self.accuracy = 1e-4 if self.solver in self.LOOSE else 1e-7
 
     def solve(self, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), *, time_limit=None,
               presolve: bool = True) -> LPSolution:
@@ -167,13 +175,132 @@ def _bounds_arrays(bounds, n):
     return np.where(np.isnan(b[:, 0]), -np.inf, b[:, 0]), np.where(np.isnan(b[:, 1]), np.inf, b[:, 1])
 
 
-BACKENDS = ("highs", "highs-ipm", "highs-ds")
+@dataclass(frozen=True)
+class LinearProgram:
+    """One LP (or MILP) as a value: ``min c·x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``, bounds.
+
+    ``integrality`` (1 = integer) makes it a MILP. Built once by a solver module and
+    handed to any adapter: ``lp.solve(choose(...))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lp = LinearProgram(np.array([1.0, 2.0]), A_eq=np.ones((1, 2)), b_eq=np.ones(1))
+    >>> sol = lp.solve(choose())
+    >>> sol.status, sol.x.round(12).tolist(), float(sol.eq_duals[0])
+    ('optimal', [1.0, 0.0], 1.0)
+    """
+
+    c: np.ndarray
+    A_ub: object = None
+    b_ub: np.ndarray | None = None
+    A_eq: object = None
+    b_eq: np.ndarray | None = None
+    bounds: object = (0, None)
+    integrality: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.c)
+
+    @property
+    def is_milp(self) -> bool:
+        return self.integrality is not None and bool(np.any(self.integrality))
+
+    def solve(self, adapter=None, **options) -> LPSolution:
+        adapter = adapter if adapter is not None else choose(milp=self.is_milp, size=self.n)
+        if self.is_milp:
+            return adapter.solve_milp(self.c, self.A_ub, self.b_ub, self.A_eq, self.b_eq, self.bounds,
+                                      self.integrality, **options)
+        return adapter.solve(self.c, self.A_ub, self.b_ub, self.A_eq, self.b_eq, self.bounds, **options)
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """A registered back-end: how to build it and what it can do.
+
+    ``capabilities``: ``lp``, ``duals`` (equality and inequality marginals), ``sparse``
+    (takes scipy sparse matrices without densifying), ``milp``, ``vertex`` (returns a
+    basic solution: few nonzeros). ``tight``: feasibility tolerances of 1e-10 or below
+    (the labeled LP's small budgets need them; others are fine for bounds, whose safety
+    comes from :mod:`._safe_bound`, not from the solver).
+    """
+
+    name: str
+    factory: Callable[[], object]
+    capabilities: frozenset
+    tight: bool
+    description: str = ""
+
+
+_REGISTRY: dict[str, BackendInfo] = {}
+
+
+def register_backend(name: str, factory: Callable[[], object], capabilities, *, tight: bool,
+                     description: str = "") -> None:
+    """Add a back-end under ``name`` (the ``backend=`` option and ``--backend`` read it)."""
+    _REGISTRY[name] = BackendInfo(name, factory, frozenset(capabilities), tight, description)
+
+
+register_backend("highs", lambda: HighsAdapter("highs"), {"lp", "duals", "sparse", "milp", "vertex"}, tight=True,
+                 description="HiGHS through scipy, HiGHS chooses simplex or interior point")
+register_backend("highs-ipm", lambda: HighsAdapter("highs-ipm"), {"lp", "duals", "sparse", "milp", "vertex"},
+                 tight=True, description="HiGHS interior point with crossover")
+register_backend("highs-ds", lambda: HighsAdapter("highs-ds"), {"lp", "duals", "sparse", "milp", "vertex"},
+                 tight=True, description="HiGHS dual simplex")
+
+BACKENDS = tuple(_REGISTRY)
+
+#: above this many variables the default LP method is interior point (measured: the
+#: labeled LP at k = 40 solves 3x faster with IPM + crossover than with dual simplex)
+IPM_FROM = 1000
+
+
+def installed_backends() -> list[str]:
+    """The registered back-ends, then ``cvxpy:SOLVER`` for each LP solver cvxpy has installed."""
+    names = list(_REGISTRY)
+    try:
+        import cvxpy as cp
+    except ImportError:  # pragma: no cover - cvxpy is a dependency
+        return names
+    lp_solvers = {"CLARABEL", "ECOS", "SCS", "GLPK", "CBC", "CVXOPT", "HIGHS", "OSQP", "PIQP"}
+    return names + [f"cvxpy:{s}" for s in sorted(cp.installed_solvers()) if s in lp_solvers and s != "OSQP"]
+
+
+def choose(requested: str = "auto", *, size: int = 0, milp: bool = False, vertex: bool = False,
+           retry: bool = False):
+    """The one policy that picks an adapter (labeled LP, MILP, ray LP, design, bounds).
+
+    ``requested`` other than ``"auto"`` is honoured (and checked for the capabilities
+    asked for); ``"auto"`` takes HiGHS: interior point above :data:`IPM_FROM` variables,
+    else HiGHS's own choice; ``vertex=True`` asks for dual simplex (a basic solution);
+    ``retry=True`` gives the method the first attempt did not use.
+
+    Examples
+    --------
+    >>> choose(size=5000).name, choose(size=10).name, choose(vertex=True).name
+    ('highs-ipm', 'highs', 'highs-ds')
+    >>> choose(size=5000, retry=True).name
+    'highs-ds'
+    """
+    if requested != "auto" and not retry:
+        adapter = get_backend(requested)
+        need = {"milp"} if milp else set()
+        missing = need - set(getattr(adapter, "capabilities", ()))
+        if missing:
+            return get_backend("highs")  # MILP: HiGHS whatever LP back-end was asked for
+        return adapter
+    if retry:
+        return get_backend("highs-ds" if size > IPM_FROM else "highs-ipm")
+    if vertex:
+        return get_backend("highs-ds")
+    return get_backend("highs-ipm" if size > IPM_FROM else "highs")
 
 
 def get_backend(name: str = "highs"):
-    """Return an LP adapter by name: ``highs``, ``highs-ipm``, ``highs-ds`` or ``cvxpy:SOLVER``."""
-    if name in BACKENDS:
-        return HighsAdapter(name)
+    """Return an LP adapter by name: a registered one (``highs``, ``highs-ipm``, ``highs-ds``) or ``cvxpy:SOLVER``."""
+    if name in _REGISTRY:
+        return _REGISTRY[name].factory()
     if name.startswith("cvxpy:"):
         solver = name.split(":", 1)[1]
         import cvxpy as cp
@@ -182,4 +309,4 @@ def get_backend(name: str = "highs"):
             raise InputError("backend", f"cvxpy has no installed solver {solver!r}; installed: "
                              f"{sorted(cp.installed_solvers())}")
         return CvxpyAdapter(solver)
-    raise InputError("backend", f"unknown back-end {name!r}; expected one of {list(BACKENDS)} or 'cvxpy:SOLVER'")
+    raise InputError("backend", f"unknown back-end {name!r}; expected one of {list(_REGISTRY)} or 'cvxpy:SOLVER'")

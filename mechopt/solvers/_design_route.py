@@ -1,6 +1,6 @@
 """Which estimation-design method runs, and how its answer is exported (issue 10).
 
-Called first by :func:`mechopt._solve._solve_design`; returns ``None`` to leave the
+Called first by :func:`mechopt._solve_design._solve_design`; returns ``None`` to leave the
 problem to the conic / Frank–Wolfe path (``method="cvxpy"`` or ``"frank-wolfe"``, or
 a column-generation failure).
 
@@ -89,10 +89,18 @@ def solve_orbit(problem, eps: float, timings: dict):
     from .._result import SolveResult
     from ._design_orbit import best_subset_size, orbit_certificate
 
+    from ._structure import BUDGET_CAP
+
     t = time.perf_counter()
     k = problem.k
+    # above the budget cap the channel is designed at the cap (it meets every larger
+    # budget, and e^eps may not even be a float); the bound is then the noiseless risk
+    # 1 - 1/k: no channel carries more Fisher information than the identity
+    eps, capped = min(eps, BUDGET_CAP), eps > BUDGET_CAP
     d, _ = best_subset_size(k, eps)
     value, lower = orbit_certificate(k, eps, d)
+    if capped:
+        lower = min(lower, (1.0 - 1.0 / k) * (1.0 - 1e-15))
     timings["solve"] = time.perf_counter() - t
     from ..families._spec import approx_count
 
@@ -141,14 +149,24 @@ def solve_orbit(problem, eps: float, timings: dict):
 def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):
     from .._solve import Progress, _fail, _finish
     from ._design import exact_row_sums, sparse_design
-    from ._design_cg import PROVEN_REL_GAP, ExplicitPricer, StaircasePricer, column_generation_design
-    from ._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate
+    from ._design_cg import PROVEN_REL_GAP, column_generation_design
+    from ._design_pricing import ExplicitPricer, StaircasePricer
+    from ._rays import MAX_ENUMERATED, ray_count_estimate
 
     obj = problem.objective
     k = problem.k
     notions = list(problem.notions)
+    from .._solve_design import _relaxed_rays
+    from ._rays import relax_notions
+    from ._structure import BUDGET_CAP
+
     t = time.perf_counter()
     inv = None
+    # budgets above the cap are left out (a relaxation: its rays bound the risk from
+    # below, and the design is repaired into the full notions; e^745 is not a float)
+    notions = relax_notions(notions, k, BUDGET_CAP)
+    if eps is not None and eps > BUDGET_CAP:
+        eps = None
     if eps is not None:
         if eps <= 0:
             return None
@@ -167,7 +185,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
                 raise InputError("method", f"about {estimate} extreme rays: column generation over listed rays "
                                  "needs them enumerated (implicit pricing exists for LDP only)")
             return None
-        V, inv, V_bound = enumerate_rays(notions, k)
+        V, inv, V_bound = _relaxed_rays(problem, notions)
         if V.shape[1] == 0:
             return None
         if V_bound is not V:

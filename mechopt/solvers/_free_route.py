@@ -50,6 +50,12 @@ def plan(problem, method: str):
         return None
     k = problem.k
     notions = list(problem.notions)
+    from ._structure import BUDGET_CAP
+
+    if any(getattr(n, "epsilon", 0.0) > BUDGET_CAP for n in notions):
+        # main relaxes budgets above the cap (their rays become unit vectors); e^eps in an
+        # LP or a closed form would overflow it (fuzz seed 14 #351)
+        return None
     estimate = ray_count_estimate(notions, k)
     # while the rays can be listed, "auto" keeps main's enumeration
     large = estimate > COLGEN_ABOVE if estimate is not None else k > ENUMERATE_MAX_K

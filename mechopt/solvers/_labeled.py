@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from ..notions import ColumnConstraints, Notion
 from ..notions._base import _eldp_rows
 from ..notions._eldp import _group_matrix
-from ._backends import get_backend
+from ._backends import choose
 from ._repair import tied_rows
 from ._safe_bnb import safe_mip_bound
 from ._safe_bound import lp_lower_bound
@@ -407,13 +407,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
     for key in ("rows", "variables", "pairs_before", "pairs_after", "groups"):
         stats[key] += st[key]
     stats["build_s"] += time.perf_counter() - tb
-    if backend == "other":
-        name = "highs-ds" if st["variables"] > 1000 else "highs-ipm"
-    elif backend == "auto":
-        name = "highs-ipm" if st["variables"] > 1000 else "highs"
-    else:
-        name = backend
-    adapter = get_backend(name)
+    adapter = choose(backend, size=st["variables"], retry=(backend == "other"))
     tl = time.perf_counter()
     if milp:
         stats["binaries"] = st["binaries"]
@@ -438,7 +432,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
             else:
                 roles = None
         if roles is None:
-            sol = get_backend("highs").solve_milp(*data, integrality)
+            sol = choose(backend, milp=True).solve_milp(*data, integrality)
             roles, stats["roles_from"] = (np.round(sol.x[ints]) if sol.status == "optimal" else None), "milp"
         if roles is not None and stats["roles_from"] == "milp":
             # binaries are integral only to a feasibility tolerance (r = 1 - 1e-8 leaves 1e-8
@@ -520,8 +514,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_C
              "variables_full": st["variables"], "symmetries": len(perms), "pairs_before": sysm.n_pairs_before,
              "pairs_after": sysm.n_pairs_after, "groups": 0, "symmetry_s": t_sym,
              "build_s": time.perf_counter() - tb}
-    name = "highs-ipm" if backend == "auto" else backend
-    adapter = get_backend(name)
+    adapter = choose(backend, size=A_r.shape[1])
     tl = time.perf_counter()
     sol = adapter.solve(c_r, A_r, b_r, E_r, be_r, (0, None), time_limit=time_limit)
     stats["lp_s"] = time.perf_counter() - tl

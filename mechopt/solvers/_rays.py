@@ -30,6 +30,10 @@ from ._exact_dd import eldp_budgets, inner_outer_rays
 MAX_ENUMERATED = 300_000
 
 
+class DoubleDescriptionError(SolverError):
+    """pycddlib's floating-point double description gave up ("numerical inconsistency")."""
+
+
 def staircase_count(k: int) -> int:
     return 2**k - 2
 
