@@ -323,3 +323,18 @@ def test_estimation_variance_design_above_the_budget_cap(privacy, prior):
     r = _solve(doc)
     assert r.status == "optimal", r.message
     assert r.bound <= 1 - p @ p <= r.objective <= 1 - p @ p + 1e-9
+
+
+def test_an_ill_conditioned_risk_lowers_the_bound_by_its_error_instead_of_a_conflict():
+    # fuzz seed 14 #984: at a 1e-9 budget the channel's rows differ by 1e-9, so its risk
+    # (2e18) is known to ~1e-7 relative; a design bound 1.1e-7 above it is that error, not
+    # a bug. The bound is lowered by the error estimate and the gap says how far it goes.
+    doc = {"inputs": ["x0", "x1"], "outputs": "free", "objective": {"kind": "estimation_variance"},
+           "privacy": [{"notion": "high_low", "epsilon": 1e-09, "sensitive": ["x0", "x1"]},
+                       {"notion": "uldp", "epsilon": 304.52, "sensitive": ["x0", "x1"]}]}
+    r = _solve(doc)
+    assert "a bug" not in r.message
+    assert r.bound <= r.objective
+    # binary randomized response at e^1e-9 is optimal: risk 2 (1/4) ((s + 2) / s)^2, s = e^eps - 1
+    s = math.expm1(1e-9)
+    assert r.objective == pytest.approx(0.5 * ((s + 2) / s) ** 2, rel=1e-6)

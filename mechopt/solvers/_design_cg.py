@@ -28,8 +28,8 @@ depends on it.
 
 Pricing oracles:
 
-* :class:`ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
-* :class:`StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
+* :class:`._design_pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
+* :class:`._design_pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
   never listed. A fast heuristic (best-improvement local search over one-element flips
   and swaps) drives the iterations; the exact oracle is a two-level branch-and-bound:
   branch on the first half of the bits (all ``2^⌈k/2⌉`` assignments) and on the
@@ -262,6 +262,7 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
 
     Examples
     --------
+    >>> from mechopt.solvers._design_pricing import StaircasePricer
     >>> res = column_generation_design(StaircasePricer(5, 1.0), np.full(5, 0.2))
     >>> res.status, round(res.value, 6)     # 5-RR: (k-1)(k+e-1)^2 / (k (e-1)^2) = 12.229751
     ('optimal', 12.229751)
