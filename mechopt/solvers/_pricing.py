@@ -47,6 +47,11 @@ Four objectives, three kinds of pricing:
   over-estimator (spatial branch-and-bound). A search stopped early still returns a
   proven bound: the largest bound among the nodes left open.
 
+This module holds the cones, the result type, the staircase pricers of MMSE and Bayes
+risk and the dispatch (:func:`price`); :mod:`._pricing_sep` the staircase
+branch-and-bound of histogram MSE and mutual information; :mod:`._pricing_lip` the LIP
+slices. ``tests/test_pricing.py`` checks every pricer against full enumeration.
+
 Every pricer has the signature ``pricer(cone, obj, d, *, floor=0.0, max_nodes=None,
 top=10) -> Priced``: ``floor`` is the reduced value below which columns are of no
 interest (the search prunes there), ``max_nodes`` caps the search.
