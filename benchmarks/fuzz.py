@@ -69,9 +69,17 @@ __all__ = ["random_problem", "check_problem", "run", "summarize", "FAILURES"]
 NOTIONS = ("eldp", "ldp", "block", "high_low", "metric", "lip", "bp_lip", "wc_lip", "uldp")
 FREE_KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
 
-#: record flags that fail the run (issue 14's acceptance)
-FAILURES = ("violation", "crash", "status_failure", "optimal_beaten", "false_bound", "optimal_unproven",
-            "objective_mismatch", "reference_rows_violated")
+#: record flags that fail the run (issue 14's acceptance), with their line in the summary table
+FAILURES = {
+    "violation": "exported files failing an exact check",
+    "crash": "crashes (exception from solve)",
+    "status_failure": "status error/infeasible on a feasible problem",
+    "optimal_beaten": "optimal beaten by a verified reference channel",
+    "false_bound": "false bounds (a verified channel beyond the bound)",
+    "optimal_unproven": "optimal without a bound closing the gap",
+    "objective_mismatch": "reported objective != the file's",
+    "reference_rows_violated": "file breaks the reference's rows (> 1e-9)",
+}
 #: seconds before a solve (or the reference) is abandoned in-process, and before a worker is killed
 SOFT_TIMEOUT = 120.0
 HARD_TIMEOUT = 400.0
@@ -818,14 +826,7 @@ def _table(s: dict, *, markdown: bool = False) -> str:
         ("rejected as bad input", s["rejected"]),
         ("estimation_variance infinite for every channel (tied rows, confirmed)", s["objective_infinite"]),
         ("timeouts (solve > %g s)" % SOFT_TIMEOUT, s["timeouts"]),
-        ("**exported files failing an exact check**", f["violation"]),
-        ("**crashes (exception from solve)**", f["crash"]),
-        ("**status error/infeasible on a feasible problem**", f["status_failure"]),
-        ("**optimal beaten by a verified reference channel**", f["optimal_beaten"]),
-        ("**false bounds (a verified channel beyond the bound)**", f["false_bound"]),
-        ("**optimal without a bound closing the gap**", f["optimal_unproven"]),
-        ("**reported objective != the file's**", f["objective_mismatch"]),
-        ("**file breaks the reference's rows (> 1e-9)**", f["reference_rows_violated"]),
+        *((f"**{label}**", f[flag]) for flag, label in FAILURES.items()),
         ("reference LP worse than mechopt's channel (reference unreliable)", s["reference_lp_worse"]),
         ("reference LP below an optimal value, no verified channel confirms it", s["reference_lp_better_unconfirmed"]),
         ("no verified reference channel", s["reference_none"]),

@@ -239,7 +239,8 @@ def canonical_digest(doc: dict[str, Any], version: int | None = None) -> str:
     Raises
     ------
     ValueError
-        As :func:`canonical_bytes`.
+        As :func:`canonical_bytes`: a value that cannot be written canonically (NaN,
+        infinity, a version 2 integer beyond ±(2**53 − 1)).
 
     Examples
     --------
@@ -250,3 +251,36 @@ def canonical_digest(doc: dict[str, Any], version: int | None = None) -> str:
     64
     """
     return hashlib.sha256(canonical_bytes(doc, version)).hexdigest()
+
+
+def signed_document(inputs: list[str], outputs: list[str], matrix: list[list[Any]],
+                    privacy: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return a minimal current-version mechanism document carrying its ``sha256``.
+
+    For examples and tests of the readers (:mod:`mechopt.client`): the objective and the
+    certificate are empty, nothing is solved or verified here.
+
+    Parameters
+    ----------
+    inputs, outputs : list of str
+        The labels.
+    matrix : list of list
+        The channel, one row per input.
+    privacy : list of dict
+        The privacy claims, as in a mechanism file.
+
+    Returns
+    -------
+    dict
+        The document, ``sha256`` set to :func:`canonical_digest` of it.
+
+    Examples
+    --------
+    >>> doc = signed_document(["a"], ["a"], [[1.0]], [])
+    >>> doc["version"], doc["sha256"] == canonical_digest(doc)
+    (2, True)
+    """
+    doc = {"format": "mechopt-mechanism", "version": CURRENT_VERSION, "inputs": list(inputs),
+           "outputs": list(outputs), "matrix": matrix, "privacy": privacy, "objective": {}, "certificate": {}}
+    doc["sha256"] = canonical_digest(doc)
+    return doc

@@ -139,12 +139,9 @@ def check_document(doc: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["a", "b"],
-    ...        "outputs": ["a", "b"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {},
-    ...        "certificate": {}}
-    >>> doc["sha256"] = canonical_digest(doc)
+    >>> from mechopt._canonical import signed_document
+    >>> doc = signed_document(["a", "b"], ["a", "b"], [[0.75, 0.25], [0.25, 0.75]],
+    ...                       [{"notion": "ldp", "epsilon": 1.1}])
     >>> check_document(doc)["outputs"]
     ['a', 'b']
     """
@@ -232,12 +229,9 @@ def load_document(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
     Examples
     --------
     >>> import json, tempfile, os
-    >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
-    ...        "outputs": ["no", "yes"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {},
-    ...        "certificate": {}}
-    >>> doc["sha256"] = canonical_digest(doc)
+    >>> from mechopt._canonical import signed_document
+    >>> doc = signed_document(["no", "yes"], ["no", "yes"], [[0.75, 0.25], [0.25, 0.75]],
+    ...                       [{"notion": "ldp", "epsilon": 1.1}])
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = os.path.join(tmp, "mech.json")
     ...     with open(path, "w") as f:

@@ -45,6 +45,8 @@ class NotIdentifiableError(MechoptError):
 class Identifiability:
     """Whether ``Q``'s reports identify the input distribution, and if not, why.
 
+    Returned by :func:`identifiability`.
+
     Attributes
     ----------
     k : int

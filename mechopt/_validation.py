@@ -41,26 +41,25 @@ def _is_inf_word(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}
 
 
-def check_number(value: Any, field: str) -> float:
-    """Return ``value`` as a float: a real number (not a bool, not NaN; ±inf allowed)."""
+def _as_number(value: Any, field: str, what: str, wrong_type: type[InputError]) -> float:
     if isinstance(value, bool) or not isinstance(value, _NUMBER):
-        raise InputTypeError(field, f"must be a number, got {value!r}")
+        raise wrong_type(field, f"must be {what}, got {value!r}")
     v = float(value)
     if math.isnan(v):
-        raise InputError(field, "must be a number, got NaN")
+        raise InputError(field, f"must be {what}, got NaN")
     return v
+
+
+def check_number(value: Any, field: str) -> float:
+    """Return ``value`` as a float: a real number (not a bool, not NaN; ±inf allowed)."""
+    return _as_number(value, field, "a number", InputTypeError)
 
 
 def check_number_or_inf(value: Any, field: str) -> float:
     """A number, or the string ``"inf"`` (JSON cannot write infinity) read as ``inf``."""
     if _is_inf_word(value):
         return INF
-    if isinstance(value, bool) or not isinstance(value, _NUMBER):
-        raise InputError(field, f"must be a number or 'inf', got {value!r}")
-    v = float(value)
-    if math.isnan(v):
-        raise InputError(field, "must be a number or 'inf', got NaN")
-    return v
+    return _as_number(value, field, "a number or 'inf'", InputError)
 
 
 def check_finite(value: Any, field: str) -> float:
@@ -272,6 +271,12 @@ def check_channel(Q: Any, field: str = "Q", *, atol: float = 1e-9, shape: tuple[
         raise InputError(f"{field}[{i}]", f"row must sum to 1 within {atol:g}, sums to "
                                           f"{float(sums[i])!r}")
     return arr
+
+
+def check_channel_prior(Q: Any, prior: Any, prior_field: str = "prior") -> tuple[np.ndarray, np.ndarray]:
+    """A channel (:func:`check_channel`) and a prior with one entry per row (:func:`check_prior`)."""
+    Q = check_channel(Q)
+    return Q, check_prior(prior, prior_field, k=Q.shape[0])
 
 
 def check_interval(value: Any, field: str) -> tuple[float, float]:

@@ -220,12 +220,9 @@ class Sampler:
 
     Examples
     --------
-    >>> from mechopt._canonical import canonical_digest
-    >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["no", "yes"],
-    ...        "outputs": ["no", "yes"], "matrix": [[0.75, 0.25], [0.25, 0.75]],
-    ...        "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {},
-    ...        "certificate": {}}
-    >>> doc["sha256"] = canonical_digest(doc)
+    >>> from mechopt._canonical import signed_document
+    >>> doc = signed_document(["no", "yes"], ["no", "yes"], [[0.75, 0.25], [0.25, 0.75]],
+    ...                       [{"notion": "ldp", "epsilon": 1.1}])
     >>> Sampler(doc, words=[2]).sample("yes")     # weights [1, 3]: U = 2 & 0b11 = 2
     'yes'
     >>> Sampler(doc, seed=7).sample("yes") in ("no", "yes")   # seeded: simulation only
@@ -296,12 +293,9 @@ class Sampler:
 
         Examples
         --------
-        >>> from mechopt._canonical import canonical_digest
-        >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x"],
-        ...        "outputs": ["u", "v"], "matrix": [[0.1, 0.9]],
-        ...        "privacy": [{"notion": "ldp", "epsilon": 1.0}],
-        ...        "objective": {}, "certificate": {}}
-        >>> doc["sha256"] = canonical_digest(doc)
+        >>> from mechopt._canonical import signed_document
+        >>> doc = signed_document(["x"], ["u", "v"], [[0.1, 0.9]],
+        ...                       [{"notion": "ldp", "epsilon": 1.0}])
         >>> Sampler(doc).probabilities("x")
         (Fraction(1, 10), Fraction(9, 10))
         """
@@ -337,32 +331,19 @@ class Sampler:
         """Privatize one input: draw an output label from the input's row.
 
         For a memoized mechanism the first report of a value is drawn and kept in
-        ``store``; later reports of the same value repeat it.
-
-        Parameters
-        ----------
-        label : str
-            The user's true input label.
+        ``store``; later reports of the same value repeat it. ``label`` (the user's true
+        input) and the error for an unknown one are as in :meth:`probabilities`.
 
         Returns
         -------
         str
             The output label to report.
 
-        Raises
-        ------
-        InputError
-            When ``label`` is not an input of the mechanism.
-
         Examples
         --------
-        >>> from mechopt._canonical import canonical_digest
-        >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x"],
-        ...        "outputs": ["u", "v"], "matrix": [[0.0, 1.0]],
-        ...        "privacy": [{"notion": "ldp", "epsilon": 1.0}],
-        ...        "objective": {}, "certificate": {}}
-        >>> doc["sha256"] = canonical_digest(doc)
-        >>> Sampler(doc).sample("x")
+        >>> from mechopt._canonical import signed_document
+        >>> doc = signed_document(["x"], ["u", "v"], [[0.0, 1.0]], [{"notion": "ldp", "epsilon": 1.0}])
+        >>> Sampler(doc).sample("x")   # the only output of positive probability
         'v'
         """
         x = self._lookup(label)
@@ -391,12 +372,9 @@ class Sampler:
 
         Examples
         --------
-        >>> from mechopt._canonical import canonical_digest
-        >>> doc = {"format": "mechopt-mechanism", "version": 2, "inputs": ["x", "y"],
-        ...        "outputs": ["u", "v"], "matrix": [[1, 0], [0, 1]],
-        ...        "privacy": [{"notion": "eldp", "matrix": [[0, "inf"], ["inf", 0]]}],
-        ...        "objective": {}, "certificate": {}}
-        >>> doc["sha256"] = canonical_digest(doc)
+        >>> from mechopt._canonical import signed_document
+        >>> doc = signed_document(["x", "y"], ["u", "v"], [[1, 0], [0, 1]],
+        ...                       [{"notion": "eldp", "matrix": [[0, "inf"], ["inf", 0]]}])
         >>> Sampler(doc, seed=0).sample_many(["y", "x", "y"])
         ['v', 'u', 'v']
         """

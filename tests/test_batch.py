@@ -83,15 +83,20 @@ def test_serial_matches_single_solves(problems, serial):
         assert abs(one.objective - r.objective) <= 1e-12
 
 
+def _assert_matches_serial(results, problems, serial, *, repeated):
+    """``results`` of ``problems + problems[:repeated]``: the serial optima, repeats shared."""
+    assert len(results) == len(problems) + repeated
+    for r_s, r in zip(serial + serial[:repeated], results):
+        assert r.status == "optimal"
+        assert abs(r_s.objective - r.objective) <= 1e-12
+        assert _prior_of(r_s) == _prior_of(r)
+    assert results[0] is results[len(problems)]
+
+
 def test_process_pool_matches_serial(problems, serial):
     # chunksize=3 -> 4 tasks on 2 processes: exercises chunking and reassembly
     pooled = solve_many(problems + problems[:3], max_workers=2, chunksize=3)
-    assert len(pooled) == len(problems) + 3
-    for r_s, r_p in zip(serial + serial[:3], pooled):
-        assert r_p.status == "optimal"
-        assert abs(r_s.objective - r_p.objective) <= 1e-12
-        assert _prior_of(r_s) == _prior_of(r_p)
-    assert pooled[0] is pooled[len(problems)]
+    _assert_matches_serial(pooled, problems, serial, repeated=3)
     # what came back through pickling still passes the exact check
     for r in pooled[:4]:
         assert verify(r.mechanism.matrix, r.mechanism.notions).verified
@@ -184,10 +189,5 @@ def test_dask_local_cluster_matches_serial(problems, serial):
         # executor="dask" picks up the running client
         via_default = solve_many(problems[:4], executor="dask")
         assert len(client.nthreads()) == 2
-    assert len(via_client) == len(problems) + 2
-    for r_s, r_d in zip(serial + serial[:2], via_client):
-        assert r_d.status == "optimal"
-        assert abs(r_s.objective - r_d.objective) <= 1e-12
-        assert _prior_of(r_s) == _prior_of(r_d)
-    assert via_client[0] is via_client[len(problems)]
+    _assert_matches_serial(via_client, problems, serial, repeated=2)
     assert [r.objective for r in via_default] == pytest.approx([r.objective for r in serial[:4]], abs=1e-12)

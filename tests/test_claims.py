@@ -18,19 +18,7 @@ from hypothesis import strategies as st
 from mechopt import VerificationError, load_problem, verify
 from mechopt._claims import check_claims
 
-_DEN = 1000
-
-
-@st.composite
-def channels(draw):
-    k = draw(st.integers(2, 4))
-    m = draw(st.integers(2, 4))
-    rows = []
-    for _ in range(k):
-        cuts = sorted(draw(st.lists(st.integers(0, _DEN), min_size=m - 1, max_size=m - 1)))
-        rows.append([p / _DEN for p in np.diff([0, *cuts, _DEN])])
-    return np.array(rows)
-
+from _exact_reference import decimal_channels
 
 def claims_ok(Q, inputs, privacy) -> bool:
     doc = {"inputs": inputs, "outputs": [f"y{j}" for j in range(Q.shape[1])], "matrix": Q.tolist(),
@@ -53,7 +41,7 @@ KINDS = ["ldp", "block", "high_low", "uldp", "eldp", "metric", "lip", "lip_delta
 
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(Q=channels(), data=st.data())
+@given(Q=decimal_channels(), data=st.data())
 def test_client_verifier_agrees_with_the_verifier(kind, Q, data):
     k = Q.shape[0]
     inputs = [f"x{i}" for i in range(k)]

@@ -259,12 +259,9 @@ def test_bp_lip_over_the_whole_simplex_is_ldp_for_the_rays():
     assert r.bound <= 0.75 * (1 + 1e-6)
 
 
-# -- found by the fuzz; a strict xfail is a finding not fixed yet (see docs/fuzz.md), so
+# -- found by the fuzz (see docs/fuzz.md); a finding not fixed yet is a strict xfail, so
 # -- that its fix shows up as XPASS and the marker is removed with it
 
-@pytest.mark.xfail(strict=True, reason="labeled ULDP next to a relaxed (eps, delta)-LIP: the MILP makes an output "
-                   "invertible with more mass than delta allows; repair fails; constant fallback (design decision in "
-                   "the labeled LP's relaxation/retry logic)")
 def test_labeled_uldp_with_a_relaxed_delta_lip():
     # the invertible role is worth at most 0.4 here (delta caps its mass at 0.2), so the
     # optimum keeps both outputs protected: binary randomized response, error 1 / (1 + e)

@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 from mechopt import BPLIP, ELDP, LDP, LIP, ULDP, BlockLDP, HighLowLDP, MetricLDP, verify
 from mechopt._notions import uldp_roles
 
+from _exact_reference import DEN, decimal_channels, eldp_holds, fr, lip_holds
+
 TOL = 1e-12
 LAWS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -276,7 +278,6 @@ def test_uldp_rejects_an_invertible_column_at_a_sensitive_input():
 
 # -- the verifier against a brute force in exact arithmetic ------------------------------------
 
-_DEN = 1000  # matrix entries are multiples of 1/1000: their decimals are exact
 
 
 def exp80(eps: float) -> Fraction:
@@ -285,51 +286,17 @@ def exp80(eps: float) -> Fraction:
         return Fraction(Decimal(repr(float(eps))).exp())
 
 
-def fr(v: float) -> Fraction:
-    return Fraction(repr(float(v)))
-
-
 def brute_eldp(Q, E) -> bool:
-    k, m = Q.shape
-    for x in range(k):
-        for xp in range(k):
-            if x == xp or math.isinf(E[x][xp]):
-                continue
-            e = exp80(E[x][xp])
-            for y in range(m):
-                if fr(Q[x, y]) > e * fr(Q[xp, y]):
-                    return False
-    return True
+    return eldp_holds(Q, lambda x, xp: None if math.isinf(E[x][xp]) else exp80(E[x][xp]))
 
 
 def brute_lip(Q, P, eps, delta=0.0) -> bool:
-    k, m = Q.shape
-    e, d = exp80(eps), fr(delta)
-    for y in range(m):
-        s = sum((fr(P[i]) * fr(Q[i, y]) for i in range(k)), Fraction(0))
-        for x in range(k):
-            q = fr(Q[x, y])
-            if q > e * (s + d) or s - d > e * q:
-                return False
-    return True
+    return lip_holds(Q, [fr(p) for p in P], exp80(eps), fr(delta))
 
 
 def brute_rows(Q) -> bool:
     return all(fr(v) >= 0 for v in Q.ravel()) and all(
         abs(sum((fr(v) for v in row), Fraction(0)) - 1) <= Fraction(1, 10**12) for row in Q)
-
-
-@st.composite
-def decimal_channels(draw):
-    """Channels whose entries are multiples of 1/1000 (zeros allowed), rows summing to 1 exactly."""
-    k = draw(st.integers(2, 4))
-    m = draw(st.integers(2, 4))
-    rows = []
-    for _ in range(k):
-        cuts = sorted(draw(st.lists(st.integers(0, _DEN), min_size=m - 1, max_size=m - 1)))
-        parts = np.diff([0, *cuts, _DEN])
-        rows.append([p / _DEN for p in parts])
-    return np.array(rows)
 
 
 @st.composite
@@ -374,8 +341,8 @@ def test_verify_agrees_with_exact_brute_force(kind, Q, data):
         same = {(a, b) for blk in blocks for a in blk for b in blk}
         expected = brute_eldp(Q, [[0 if a == b else (eps if (a, b) in same else math.inf) for b in idx] for a in idx])
     else:
-        cuts = sorted(data.draw(st.lists(st.integers(1, _DEN - 1), min_size=k - 1, max_size=k - 1, unique=True)))
-        P = np.diff([0, *cuts, _DEN]) / _DEN
+        cuts = sorted(data.draw(st.lists(st.integers(1, DEN - 1), min_size=k - 1, max_size=k - 1, unique=True)))
+        P = np.diff([0, *cuts, DEN]) / DEN
         eps = data.draw(near_budgets(LIP(1.0, prior=P).achieved(Q)))
         notion = LIP(eps, prior=P)
         expected = brute_lip(Q, P, eps)

@@ -59,6 +59,13 @@ def saved(tmp_path):
     return mech, path
 
 
+def _refused(path, doc, error, match):
+    """``doc`` written to ``path`` is refused by :meth:`Mechanism.load` with ``error`` matching ``match``."""
+    path.write_text(json.dumps(doc))
+    with pytest.raises(error, match=match):
+        Mechanism.load(path)
+
+
 def test_every_claim_is_really_met():
     # every ratio of MATRIX is below e^1 within a column, so all claims hold with slack
     ratio = max(MATRIX[:, y].max() / MATRIX[:, y].min() for y in range(4))
@@ -146,9 +153,7 @@ def test_version_1_files_still_load_and_verify(saved, tmp_path):
     back.save(tmp_path / "v2.json")
     assert json.loads((tmp_path / "v2.json").read_text())["version"] == 2
     # a version 1 file cannot carry the version 2 field memoize (its digest would not cover it)
-    (tmp_path / "bad.json").write_text(json.dumps({**old, "memoize": True}))
-    with pytest.raises(mechopt.InputError, match="memoize: is a version 2 field"):
-        Mechanism.load(tmp_path / "bad.json")
+    _refused(tmp_path / "bad.json", {**old, "memoize": True}, mechopt.InputError, "memoize: is a version 2 field")
 
 
 def test_memoize_is_saved_hashed_and_loaded(saved, tmp_path):
@@ -160,9 +165,7 @@ def test_memoize_is_saved_hashed_and_loaded(saved, tmp_path):
     assert doc["sha256"] != mech.to_dict()["sha256"]  # the flag is part of the digest
     assert Mechanism.load(tmp_path / "m.json").memoize is True
     del doc["memoize"]  # switching memoization off unnoticed is impossible
-    (tmp_path / "off.json").write_text(json.dumps(doc))
-    with pytest.raises(mechopt.VerificationError, match="sha256"):
-        Mechanism.load(tmp_path / "off.json")
+    _refused(tmp_path / "off.json", doc, mechopt.VerificationError, "sha256")
 
 
 def test_malformed_family_files_are_refused_clearly(saved, tmp_path):
@@ -172,9 +175,7 @@ def test_malformed_family_files_are_refused_clearly(saved, tmp_path):
     for key in ("outputs", "matrix"):
         del doc[key]
     doc["family"] = {"name": "subset_selection", "d": 2}
-    (tmp_path / "f.json").write_text(json.dumps(doc))
-    with pytest.raises(mechopt.InputError, match="family: 'kind' is a required property"):
-        Mechanism.load(tmp_path / "f.json")
+    _refused(tmp_path / "f.json", doc, mechopt.InputError, "family: 'kind' is a required property")
 
 
 def test_digest_covers_the_hashed_fields_only(saved, tmp_path):
@@ -187,9 +188,7 @@ def test_digest_covers_the_hashed_fields_only(saved, tmp_path):
     assert Mechanism.load(tmp_path / "a.json").objective["value"] == 0.7
     # the privacy claims are hashed: weakening one is caught
     doc["privacy"][0]["epsilon"] = 5.0
-    (tmp_path / "b.json").write_text(json.dumps(doc))
-    with pytest.raises(mechopt.VerificationError, match="sha256"):
-        Mechanism.load(tmp_path / "b.json")
+    _refused(tmp_path / "b.json", doc, mechopt.VerificationError, "sha256")
 
 
 def test_every_public_name_resolves():

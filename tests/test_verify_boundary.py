@@ -22,12 +22,10 @@ from hypothesis import strategies as st
 from mechopt import BPLIP, ELDP, LDP, LIP, ULDP, WCLIP, BlockLDP, HighLowLDP, MetricLDP
 from mechopt._verify import check_notion
 
+from _exact_reference import eldp_holds, fr, lip_holds
+
 BUDGETS = [1e-9, 1e-6, 1e-3, 0.5, 1.0, 5.0, 30.0, 100.0, 700.0]
 OFFSETS = [-2, -1, 0, 1, 2]
-
-
-def fr(v) -> Fraction:
-    return Fraction(repr(float(v)))
 
 
 def exp100(x: Fraction) -> Fraction:
@@ -51,28 +49,11 @@ def shifted(v: float, n: int) -> float:
 
 
 def holds_eldp(Q: np.ndarray, E: list[list[Fraction | None]]) -> bool:
-    k, m = Q.shape
-    for x in range(k):
-        for xp in range(k):
-            if x == xp or E[x][xp] is None:
-                continue
-            e = exp100(E[x][xp])
-            for y in range(m):
-                if fr(Q[x, y]) > e * fr(Q[xp, y]):
-                    return False
-    return True
+    return eldp_holds(Q, lambda x, xp: None if E[x][xp] is None else exp100(E[x][xp]))
 
 
 def holds_lip(Q: np.ndarray, P, eps: Fraction, delta: Fraction = Fraction(0)) -> bool:
-    k, m = Q.shape
-    e = exp100(eps)
-    for y in range(m):
-        s = sum((Fraction(P[i]) * fr(Q[i, y]) for i in range(k)), Fraction(0))
-        for x in range(k):
-            q = fr(Q[x, y])
-            if q > e * (s + delta) or s - delta > e * q:
-                return False
-    return True
+    return lip_holds(Q, [Fraction(p) for p in P], exp100(eps), delta)
 
 
 def ldp_E(k: int, eps: float, pairs=None) -> list[list[Fraction | None]]:

@@ -14,7 +14,7 @@ builds it from ``(t_min, t_max)``.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -224,11 +224,7 @@ def binary_lip_mse(prior1: float, epsilon: float) -> float:
     >>> round(binary_lip_mse(0.5, 0.0), 12)
     0.25
     """
-    p1 = check_probability(prior1, "prior1")
-    eps = check_epsilon(epsilon, allow_inf=True)
-    if math.isinf(eps):
-        return 0.0
-    return p1 * (1.0 - p1) * (2.0 * math.exp(-eps) - math.exp(-2.0 * eps))
+    return _survey_mse(prior1, epsilon, lambda p1, eps: p1 * (1.0 - p1) * (2.0 * math.exp(-eps) - math.exp(-2.0 * eps)))
 
 
 def binary_ldp_mse(prior1: float, epsilon: float) -> float:
@@ -238,15 +234,22 @@ def binary_ldp_mse(prior1: float, epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(binary_ldp_mse(0.5, 0.0), 12)
-    0.25
+    >>> round(binary_ldp_mse(0.5, 0.0), 12), binary_ldp_mse(0.5, math.inf)
+    (0.25, 0.0)
     """
-    p = check_probability(prior1, "prior1")
-    eps = check_epsilon(epsilon, allow_inf=True)
-    if math.isinf(eps):
-        return 0.0
+    return _survey_mse(prior1, epsilon, _warner_mse)
+
+
+def _warner_mse(p: float, eps: float) -> float:
     e = math.exp(eps)
     return p * (1 - p) - (p * (1 - p) * (1 - e)) ** 2 / ((1 - p + p * e) * (e - p * e + p))
+
+
+def _survey_mse(prior1: float, epsilon: float, formula: Callable[[float, float], float]) -> float:
+    """``formula(P_1, ε)`` on validated arguments; 0 at ``ε = inf`` (the report is the input)."""
+    p1 = check_probability(prior1, "prior1")
+    eps = check_epsilon(epsilon, allow_inf=True)
+    return 0.0 if math.isinf(eps) else formula(p1, eps)
 
 
 def binary_lip_optimum(prior: Sequence[float], epsilon: float) -> np.ndarray:
@@ -280,8 +283,7 @@ def uncertain_prior_lip_rr(a: float, b: float, epsilon: float) -> np.ndarray:
     >>> uncertain_prior_lip_rr(0.0, 1.0, math.log(3)).round(6).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
-    a_, b_ = _interval(a, b)
-    e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
+    a_, b_, e = _interval_e(a, b, epsilon)
     if math.isinf(e):
         return np.eye(2)
     d = b_ - a_ + e
@@ -301,8 +303,7 @@ def uncertain_prior_lip_rr_holds(a: float, b: float, epsilon: float, *, tol: flo
     >>> uncertain_prior_lip_rr_holds(0.3, 0.5, 1.0)
     True
     """
-    a_, b_ = _interval(a, b)
-    e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
+    a_, b_, e = _interval_e(a, b, epsilon)
     if math.isinf(e):
         return True
     return a_ * e + b_ >= 1.0 - tol and a_ + b_ * e <= e + tol
@@ -317,20 +318,24 @@ def uncertain_prior_lip_optimum(a: float, b: float, epsilon: float) -> np.ndarra
 
     Examples
     --------
-    >>> uncertain_prior_lip_optimum(0.0, 1.0, math.log(3)).round(6).tolist()
-    [[0.75, 0.25], [0.25, 0.75]]
+    Inside the regime of :func:`uncertain_prior_lip_rr_holds` it is the printed channel:
+
+    >>> uncertain_prior_lip_rr_holds(0.3, 0.5, 1.0)
+    True
+    >>> np.allclose(uncertain_prior_lip_optimum(0.3, 0.5, 1.0), uncertain_prior_lip_rr(0.3, 0.5, 1.0))
+    True
     """
-    a_, b_ = _interval(a, b)
-    e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
+    a_, b_, e = _interval_e(a, b, epsilon)
     if math.isinf(e):
         return np.eye(2)
     rows = _lip_rows([1.0 - a_, a_], e) + _lip_rows([1.0 - b_, b_], e)
     return binary_cone_optimum(*binary_ratio_range(rows))
 
 
-def _interval(a: float, b: float) -> tuple[float, float]:
+def _interval_e(a: float, b: float, epsilon: float) -> tuple[float, float, float]:
+    """The checked interval ``[a, b]`` of ``P(X=1)`` and ``e^ε`` (``inf`` allowed)."""
     a_ = check_probability(a, "a")
     b_ = check_probability(b, "b")
     if a_ > b_:
         raise InputError("a", f"must be <= b, got a={a_!r} > b={b_!r}")
-    return a_, b_
+    return a_, b_, exp_or_inf(check_epsilon(epsilon, allow_inf=True))

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from ..notions import uldp_roles as _uldp_roles
-from .._validation import check_channel, check_epsilon, check_prior, check_subset
+from .._validation import check_channel, check_channel_prior, check_epsilon, check_subset
 from ._common import exp_or_inf
 
 __all__ = [
@@ -180,12 +180,10 @@ def lip_budget(Q: np.ndarray, prior: Sequence[float]) -> float:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> round(lip_budget(np.array([[0.75, 0.25], [0.25, 0.75]]), [0.5, 0.5]), 6)
+    >>> round(lip_budget([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5]), 6)
     0.693147
     """
-    Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
+    Q, P = check_channel_prior(Q, prior)
     best = 0.0
     for y in range(Q.shape[1]):
         col = Q[:, y]
@@ -237,8 +235,7 @@ def uldp_budget(Q: np.ndarray, sensitive: Sequence[int]) -> float:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> round(uldp_budget(np.array([[0.5, 0.5], [0.0, 1.0]]), [1]), 6)
+    >>> round(uldp_budget([[0.5, 0.5], [0.0, 1.0]], [1]), 6)
     0.693147
     """
     Q = check_channel(Q)
@@ -259,8 +256,7 @@ def di_budget(Q: np.ndarray, prior: Sequence[float]) -> float:
     >>> round(di_budget(np.array([[0.75, 0.25], [0.25, 0.75]]), [0.5, 0.5]), 6)
     1.098612
     """
-    Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
+    Q, P = check_channel_prior(Q, prior)
     joint = P[:, None] * Q
     return _max_column_log_ratio(joint)
 
@@ -315,8 +311,7 @@ def lip_delta(Q: np.ndarray, prior: Sequence[float], epsilon: float, *, pointwis
     >>> lip_delta(Q, [0.5, 0.5], 1.0) >= lip_delta(Q, [0.5, 0.5], 1.0, pointwise=True)
     True
     """
-    Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
+    Q, P = check_channel_prior(Q, prior)
     e = exp_or_inf(check_epsilon(epsilon, allow_inf=True))
     if math.isinf(e):
         return 0.0

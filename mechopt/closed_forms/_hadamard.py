@@ -141,6 +141,23 @@ def high_low_hadamard_channel(
     return Q
 
 
+def _sampling_start(x: Sequence[int], k: int, eps: float,
+                    rng: np.random.Generator | int | None) -> tuple[np.random.Generator, np.ndarray, float]:
+    """The generator, the checked input indices and ``e^ε`` of a Hadamard sampler."""
+    return np.random.default_rng(rng), _check_reports(x, k, "x"), math.exp(eps)
+
+
+def _plus_slot(rng: np.random.Generator, rows: np.ndarray, slots: np.ndarray, e: float) -> np.ndarray:
+    """Uniform ``slots`` moved so that ``H(row, slot) = +1`` w.p. ``e/(e+1)``, else ``-1``.
+
+    Flipping the row's lowest set bit of the slot flips the sign of ``H(row, .)``, so the
+    result is uniform on the row's ``+1`` set or on its ``-1`` set.
+    """
+    want_plus = rng.random(rows.size) < e / (e + 1)
+    flip = (_hadamard_sign(rows, slots) > 0) != want_plus
+    return np.where(flip, slots ^ (rows & (-rows)), slots)
+
+
 def high_low_hadamard_sample(
     x: Sequence[int], *, k: int, sensitive: Sequence[int], epsilon: float,
     rng: np.random.Generator | int | None = None,
@@ -158,9 +175,7 @@ def high_low_hadamard_sample(
     (3,)
     """
     k, A, B, eps, S = _hl_setup(k, sensitive, epsilon)
-    rng = np.random.default_rng(rng)
-    x = _check_reports(x, k, "x")
-    e = math.exp(eps)
+    rng, x, e = _sampling_start(x, k, eps, rng)
     row_of = np.zeros(k, dtype=np.int64)
     row_of[A] = np.arange(1, len(A) + 1)
     direct_of = np.full(k, -1, dtype=np.int64)
@@ -168,13 +183,7 @@ def high_low_hadamard_sample(
     sens = np.isin(x, A)
     n = x.size
     y = rng.integers(0, S, size=n)
-    # sensitive: fix the parity of the slot so that H(row, slot) = +1 w.p. e/(e+1)
-    rows = row_of[x]
-    want_plus = rng.random(n) < e / (e + 1)
-    sign = _hadamard_sign(rows, y)
-    flip = sens & ((sign > 0) != want_plus)
-    lowbit = rows & (-rows)
-    y = np.where(flip, y ^ lowbit, y)
+    y = np.where(sens, _plus_slot(rng, row_of[x], y, e), y)
     # non-sensitive: direct report w.p. (e-1)/(e+1)
     direct = (~sens) & (rng.random(n) < (e - 1) / (e + 1))
     y = np.where(direct, direct_of[x], y)
@@ -292,9 +301,7 @@ def block_hadamard_sample(
     (2,)
     """
     k, parts, eps, sizes, offsets = _block_setup(k, blocks, epsilon)
-    rng = np.random.default_rng(rng)
-    x = _check_reports(x, k, "x")
-    e = math.exp(eps)
+    rng, x, e = _sampling_start(x, k, eps, rng)
     block_of = np.zeros(k, dtype=np.int64)
     row_of = np.zeros(k, dtype=np.int64)
     for j, b in enumerate(parts):
@@ -303,13 +310,7 @@ def block_hadamard_sample(
     size_arr = np.asarray(sizes, dtype=np.int64)
     n = x.size
     K = size_arr[block_of[x]]
-    c = np.floor(rng.random(n) * K).astype(np.int64)
-    rows = row_of[x]
-    want_plus = rng.random(n) < e / (e + 1)
-    sign = _hadamard_sign(rows, c)
-    flip = (sign > 0) != want_plus
-    lowbit = rows & (-rows)
-    c = np.where(flip, c ^ lowbit, c)
+    c = _plus_slot(rng, row_of[x], np.floor(rng.random(n) * K).astype(np.int64), e)
     return (offsets[block_of[x]] + c).astype(np.int64)
 
 

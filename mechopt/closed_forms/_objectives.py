@@ -15,7 +15,7 @@ import numpy as np
 from .._errors import InputError
 from .._objectives import estimation_risk, evaluate
 from .._problem import Objective, _loss_matrix
-from .._validation import check_channel, check_prior
+from .._validation import check_channel, check_channel_prior, check_prior
 
 __all__ = [
     "mmse",
@@ -31,8 +31,8 @@ __all__ = [
 
 def _value(kind: str, Q: np.ndarray, prior: Sequence[float], **fields: Any) -> float:
     """``kind`` evaluated on a validated channel and prior (:func:`mechopt._objectives.evaluate`)."""
-    Q = check_channel(Q)
-    return float(evaluate(Objective(kind, check_prior(prior, k=Q.shape[0]), **fields), Q))
+    Q, P = check_channel_prior(Q, prior)
+    return float(evaluate(Objective(kind, P, **fields), Q))
 
 
 def mmse(Q: np.ndarray, prior: Sequence[float], values: Sequence[float]) -> float:
@@ -55,8 +55,7 @@ def mmse(Q: np.ndarray, prior: Sequence[float], values: Sequence[float]) -> floa
     >>> round(mmse(np.full((2, 1), 1.0), [0.5, 0.5], [0, 1]), 12)
     0.25
     """
-    Q = check_channel(Q)
-    P = check_prior(prior, k=Q.shape[0])
+    Q, P = check_channel_prior(Q, prior)
     f = np.asarray(values, dtype=float)
     if f.shape != P.shape:
         raise InputError("objective.values", f"must have one value per input ({P.size}), got {f.size}")

@@ -219,10 +219,15 @@ def _binary_cone_applies(spec: ClosedFormSpec) -> bool:
     return True
 
 
+def _guarded(found, rule: str):
+    """``found``, which the entry's ``applies`` promised is not ``None``."""
+    if found is None:  # pragma: no cover - guarded by applies
+        raise InputError("privacy", rule)
+    return found
+
+
 def _binary_cone_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    rows = binary_cone_rows(spec)
-    if rows is None:  # pragma: no cover - guarded by applies
-        raise InputError("privacy", "not a cone problem with k = 2")
+    rows = _guarded(binary_cone_rows(spec), "not a cone problem with k = 2")
     t_min, t_max = binary_ratio_range([(a, b) for a, b in rows if not (a == 0 and b == 0)])
     return list(spec.inputs), binary_cone_optimum(t_min, t_max)
 
@@ -327,10 +332,7 @@ def _mangat_applies(spec: ClosedFormSpec) -> bool:
 
 
 def _mangat_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    found = _mangat_sensitive(spec)
-    if found is None:  # pragma: no cover - guarded by applies
-        raise InputError("privacy", "Mangat's RR needs exactly one sensitive input of two")
-    s, eps = found
+    s, eps = _guarded(_mangat_sensitive(spec), "Mangat's RR needs exactly one sensitive input of two")
     Q = mangat_rr(eps)  # rows/cols ordered (non-sensitive, sensitive)
     if s == 0:
         Q = Q[::-1, ::-1]
@@ -450,10 +452,15 @@ def _urappor_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
     return urappor_channel(spec.k, spec.subset(n, "sensitive"), spec.epsilon(n))
 
 
-def _hl_applies(spec: ClosedFormSpec) -> bool:
-    n = _single(spec, "high_low")
-    return (n is not None and spec.free_outputs() and spec.k <= MAX_CHANNEL_K
-            and isinstance(n.get("sensitive"), (list, tuple)))
+def _hadamard_applies(notion: str, field: str) -> Callable[[ClosedFormSpec], bool]:
+    """``applies`` of a Hadamard construction: one ``notion`` with a listed ``field``, ε > 0."""
+
+    def applies(spec: ClosedFormSpec) -> bool:
+        n = _single(spec, notion)
+        return (n is not None and spec.free_outputs() and spec.k <= MAX_CHANNEL_K
+                and isinstance(n.get(field), (list, tuple)) and _positive_eps(spec))
+
+    return applies
 
 
 def _hl_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
@@ -465,12 +472,6 @@ def _hl_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
         f"d:{spec.inputs[x]}" for x in range(spec.k) if x not in A
     ]
     return labels, high_low_hadamard_channel(spec.k, A, eps)
-
-
-def _block_applies(spec: ClosedFormSpec) -> bool:
-    n = _single(spec, "block")
-    return (n is not None and spec.free_outputs() and spec.k <= MAX_CHANNEL_K
-            and isinstance(n.get("blocks"), (list, tuple)))
 
 
 def _block_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
@@ -519,9 +520,10 @@ _REGISTRY: tuple[ClosedForm, ...] = (
     ClosedForm("urappor", "001 Def. 5 (uRAPPOR, θ = e^{ε/2}/(e^{ε/2}+1))", _urappor_applies, _urappor_build,
                note="outputs are bit strings; k <= 10"),
     ClosedForm("high_low_hadamard", "002 §5.1 eqs. (13)-(14), row H(i+1, .) as in eq. (15)",
-               lambda s: _hl_applies(s) and _positive_eps(s), _hl_build,
+               _hadamard_applies("high_low", "sensitive"), _hl_build,
                note="eq. (13) as printed uses row H(i, .): not a channel"),
-    ClosedForm("block_hadamard", "002 §6.1", lambda s: _block_applies(s) and _positive_eps(s), _block_build),
+    ClosedForm("block_hadamard", "002 §6.1", _hadamard_applies("block", "blocks"),
+               _block_build),
 )
 
 

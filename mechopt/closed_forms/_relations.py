@@ -95,12 +95,16 @@ def _lp_max(c: np.ndarray, A_ub: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray)
     return float(-res.fun)
 
 
-def _max_log_ratio_over_cone(A: np.ndarray, k: int) -> float:
-    """``max_{x != x'} log max{q[x'] : q[x] = 1, A q <= 0, q >= 0}`` (0 when k = 1)."""
+def _max_log_ratio_over_cone(A: np.ndarray, k: int, P: np.ndarray | None = None) -> float:
+    """``max_{x != x'} log(max{q[x'] : q[x] = 1, A q <= 0, q >= 0} · P(x') / P(x))`` (0 when k = 1).
+
+    Without ``P`` the ratio of two entries (LDP); with it the ratio of two posteriors (DI),
+    over the inputs with ``P(x) > 0``.
+    """
     best = 0.0
     for x in range(k):
         for x2 in range(k):
-            if x == x2:
+            if x == x2 or (P is not None and P[x] == 0):
                 continue
             eq = np.zeros((1, k))
             eq[0, x] = 1.0
@@ -109,7 +113,9 @@ def _max_log_ratio_over_cone(A: np.ndarray, k: int) -> float:
             v = _lp_max(c, A, eq, np.array([1.0]))
             if math.isinf(v):
                 return math.inf
-            best = max(best, math.log(v) if v > 0 else -math.inf)
+            r = v if P is None else v * P[x2] / P[x]
+            if r > 0:
+                best = max(best, math.log(r))
     return best
 
 
@@ -132,7 +138,28 @@ def _max_lip_over_cone(A: np.ndarray, P: np.ndarray) -> float:
     return best
 
 
-# -- Thm 1 / Prop 1: LIP <-> LDP ----------------------------------------------------
+# -- Thm 1 / Prop 1 and Thm 2: LIP, BP-LIP <-> LDP ------------------------------------
+#
+# One home for each relation: the private cores take the validated priors (one for LIP,
+# several for BP-LIP: the worst prior decides), the public functions validate and call them.
+
+
+def _lip_to_ldp_exact(Ps: list[np.ndarray], epsilon: float) -> float:
+    e = exp_or_inf(check_epsilon(epsilon))
+    return _max_log_ratio_over_cone(np.vstack([lip_cone_rows(P, e) for P in Ps]), Ps[0].size)
+
+
+def _lip_to_ldp_bound(Ps: list[np.ndarray], epsilon: float) -> float:
+    return lip_omega(check_epsilon(epsilon), max(float(P.min()) for P in Ps))
+
+
+def _ldp_to_lip_bound(Ps: list[np.ndarray], epsilon: float) -> float:
+    return lip_outer(check_epsilon(epsilon), min(float(P.min()) for P in Ps))
+
+
+def _ldp_to_lip_exact(Ps: list[np.ndarray], epsilon: float) -> float:
+    A = _ldp_rows(Ps[0].size, exp_or_inf(check_epsilon(epsilon)))
+    return max(_max_lip_over_cone(A, P) for P in Ps)
 
 
 def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
@@ -142,12 +169,12 @@ def lip_to_ldp_exact(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(lip_to_ldp_exact([0.5, 0.5], 1.0), 6)
-    1.48988
+    Prop. 1 is attained for a uniform binary prior:
+
+    >>> math.isclose(lip_to_ldp_exact([0.5, 0.5], 1.0), lip_to_ldp_bound([0.5, 0.5], 1.0))
+    True
     """
-    P = check_prior(prior)
-    e = exp_or_inf(check_epsilon(epsilon))
-    return _max_log_ratio_over_cone(lip_cone_rows(P, e), P.size)
+    return _lip_to_ldp_exact([check_prior(prior)], epsilon)
 
 
 def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -155,12 +182,10 @@ def lip_to_ldp_bound(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(lip_to_ldp_bound([0.25, 0.25, 0.25, 0.25], 1.0), 6)
-    2.0
-    >>> round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
-    1.48988
+    >>> round(lip_to_ldp_bound([0.25, 0.25, 0.25, 0.25], 1.0), 6), round(lip_to_ldp_bound([0.5, 0.5], 1.0), 6)
+    (2.0, 1.48988)
     """
-    return lip_omega(check_epsilon(epsilon), float(check_prior(prior).min()))
+    return _lip_to_ldp_bound([check_prior(prior)], epsilon)
 
 
 def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
@@ -171,7 +196,7 @@ def ldp_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:
     >>> round(ldp_to_lip_bound([0.5, 0.5], math.log(3)), 6)
     0.693147
     """
-    return lip_outer(check_epsilon(epsilon), float(check_prior(prior).min()))
+    return _ldp_to_lip_bound([check_prior(prior)], epsilon)
 
 
 def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
@@ -179,15 +204,10 @@ def ldp_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(ldp_to_lip_exact([0.5, 0.5], math.log(3)), 6)
-    0.693147
+    >>> math.isclose(ldp_to_lip_exact([0.5, 0.5], 1.0), ldp_to_lip_bound([0.5, 0.5], 1.0))  # Thm 1 attained
+    True
     """
-    P = check_prior(prior)
-    e = exp_or_inf(check_epsilon(epsilon))
-    return _max_lip_over_cone(_ldp_rows(P.size, e), P)
-
-
-# -- Thm 2: BP-LIP <-> LDP ----------------------------------------------------------
+    return _ldp_to_lip_exact([check_prior(prior)], epsilon)
 
 
 def bp_lip_vertices(lower: Sequence[float], upper: Sequence[float], *, tol: float = 1e-12) -> np.ndarray:
@@ -238,10 +258,7 @@ def bp_lip_to_ldp_exact(priors: Sequence[Sequence[float]], epsilon: float) -> fl
     >>> v <= bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) + 1e-9
     True
     """
-    Ps = _priors(priors)
-    e = exp_or_inf(check_epsilon(epsilon))
-    A = np.vstack([lip_cone_rows(P, e) for P in Ps])
-    return _max_log_ratio_over_cone(A, Ps[0].size)
+    return _lip_to_ldp_exact(_priors(priors), epsilon)
 
 
 def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -249,11 +266,14 @@ def bp_lip_to_ldp_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
 
     Examples
     --------
+    The largest ``P_min`` of the listed priors decides (here 0.5):
+
+    >>> bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) == lip_to_ldp_bound([0.5, 0.5], 1.0)
+    True
     >>> round(bp_lip_to_ldp_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
     1.48988
     """
-    Ps = _priors(priors)
-    return lip_omega(check_epsilon(epsilon), max(float(P.min()) for P in Ps))
+    return _lip_to_ldp_bound(_priors(priors), epsilon)
 
 
 def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> float:
@@ -261,25 +281,23 @@ def ldp_to_bp_lip_bound(priors: Sequence[Sequence[float]], epsilon: float) -> fl
 
     Examples
     --------
-    >>> round(ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
-    0.789728
+    >>> ldp_to_bp_lip_bound([[0.5, 0.5], [0.3, 0.7]], 1.0) == ldp_to_lip_bound([0.3, 0.7], 1.0)  # min entry
+    True
     """
-    Ps = _priors(priors)
-    return lip_outer(check_epsilon(epsilon), min(float(P.min()) for P in Ps))
+    return _ldp_to_lip_bound(_priors(priors), epsilon)
 
 
 def ldp_to_bp_lip_exact(priors: Sequence[Sequence[float]], epsilon: float) -> float:
     """Exact worst BP-LIP leakage of an ε-LDP mechanism over the listed priors (LPs).
+
+    The LPs of :func:`ldp_to_lip_exact` for each prior; the worst prior counts.
 
     Examples
     --------
     >>> round(ldp_to_bp_lip_exact([[0.5, 0.5], [0.3, 0.7]], 1.0), 6)
     0.789728
     """
-    Ps = _priors(priors)
-    e = exp_or_inf(check_epsilon(epsilon))
-    A = _ldp_rows(Ps[0].size, e)
-    return max(_max_lip_over_cone(A, P) for P in Ps)
+    return _ldp_to_lip_exact(_priors(priors), epsilon)
 
 
 # -- Cor 3: approximate versions ----------------------------------------------------
@@ -293,6 +311,10 @@ def approx_ldp_to_lip(epsilon: float, delta: float) -> tuple[float, float]:
     >>> approx_ldp_to_lip(1.0, 0.1)
     (1.0, 0.1)
     """
+    return _eps_delta(epsilon, delta)
+
+
+def _eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     return check_epsilon(epsilon), check_probability(delta, "delta")
 
 
@@ -306,8 +328,7 @@ def approx_lip_to_ldp(epsilon: float, delta: float) -> tuple[float, float]:
     >>> [round(v, 6) for v in approx_lip_to_ldp(1.0, 0.1)]
     [2.0, 0.371828]
     """
-    eps = check_epsilon(epsilon)
-    d = check_probability(delta, "delta")
+    eps, d = _eps_delta(epsilon, delta)
     return 2 * eps, (math.exp(eps) + 1) * d
 
 
@@ -320,11 +341,12 @@ def approx_lip_to_ldp_corrected(epsilon: float, delta: float) -> tuple[float, fl
 
     Examples
     --------
+    ``2 e^ε δ`` exceeds the printed ``(e^ε + 1) δ`` (:func:`approx_lip_to_ldp`):
+
     >>> [round(v, 6) for v in approx_lip_to_ldp_corrected(1.0, 0.1)]
     [2.0, 0.543656]
     """
-    eps = check_epsilon(epsilon)
-    d = check_probability(delta, "delta")
+    eps, d = _eps_delta(epsilon, delta)
     return 2 * eps, min(1.0, 2 * math.exp(eps) * d)
 
 
@@ -365,24 +387,7 @@ def lip_to_di_exact(prior: Sequence[float], epsilon: float) -> float:
     True
     """
     P = check_prior(prior)
-    e = exp_or_inf(check_epsilon(epsilon))
-    A = lip_cone_rows(P, e)
-    k = P.size
-    best = 0.0
-    for x in range(k):
-        for x2 in range(k):
-            if x == x2 or P[x] == 0:
-                continue
-            eq = np.zeros((1, k))
-            eq[0, x] = 1.0
-            c = np.zeros(k)
-            c[x2] = 1.0
-            v = _lp_max(c, A, eq, np.array([1.0]))
-            if math.isinf(v):
-                return math.inf
-            if v > 0 and P[x2] > 0:
-                best = max(best, math.log(v * P[x2] / P[x]))
-    return best
+    return _max_log_ratio_over_cone(lip_cone_rows(P, exp_or_inf(check_epsilon(epsilon))), P.size, P)
 
 
 def di_to_lip_bound(prior: Sequence[float], epsilon: float) -> float:

@@ -25,6 +25,8 @@ KNOWN_NOTIONS = frozenset(notion_names(builtin_only=True))
 class ClosedFormSpec:
     """A problem as the closed forms see it.
 
+    Built from a problem document by :func:`spec_from_problem`, or directly.
+
     Parameters
     ----------
     k : int

@@ -89,6 +89,7 @@ def check_channel_lip(
     Returns
     -------
     ContinuousLIPCheck
+        The achieved ε and δ against the claim, and the worst input.
 
     Raises
     ------
@@ -175,10 +176,8 @@ def check_additive_lip(
         Noise family.
     scale : array_like
         Standard deviation (Gaussian) or scale ``b`` (Laplace); a scalar or one per input.
-    epsilon : float
-        Claimed ``ε >= 0``.
-    delta : float, optional
-        Claimed ``δ ∈ [0, 1]``.
+    epsilon, delta : float
+        The claim, as :func:`check_channel_lip`.
     clip : (float, float) or None, optional
         Output clipped to ``[l, u]``, as :func:`laplace_mechanism` does.
     n_grid : int, optional

@@ -56,6 +56,19 @@ def _rng(rng: RNG) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
+def _add_noise(x: ArrayLike, spread: ArrayLike, field: str, rng: RNG, draw: str,
+               clip: tuple[float, float] | None = None) -> NDArray[np.float64]:
+    """``x + spread · Z``, broadcast, ``Z`` drawn by ``Generator.<draw>(0, 1)`` (``normal``, ``laplace``).
+
+    Clipped to ``clip = (l, u)`` if given; every argument is checked before the draw.
+    """
+    s = _positive_array(spread, field)
+    bounds = _clip(clip)
+    xs = np.asarray(x, dtype=float)
+    y = xs + getattr(_rng(rng), draw)(0.0, 1.0, np.broadcast(xs, s).shape) * s
+    return y if bounds is None else np.clip(y, *bounds)
+
+
 # ---------------------------------------------------------------------------
 # the result of a numerical check
 

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from mechopt._validation import check_delta, check_epsilon, check_finite, check_interval, check_positive
 from mechopt._errors import InputError, SolverError
 
-from ._common import RNG, _positive_array, _rng, e_gamma_gaussian
+from ._common import RNG, _add_noise, _positive_array, e_gamma_gaussian
 
 # ---------------------------------------------------------------------------
 # context-aware Gaussian mechanism (003 Thm 5, Cor. 10)
@@ -112,7 +112,7 @@ def gaussian_delta(
     Returns
     -------
     float
-        δ in ``[0, 1]``.
+        δ in ``[0, 1]``; ``1.0`` when ``support`` is None.
 
     Raises
     ------
@@ -164,6 +164,12 @@ def _smallest_sigma(
     return np.where(lo_ok, lo, hi)
 
 
+def _calibration_args(epsilon: float, delta: float, mu_x: float, sigma_x: float) -> tuple[float, float, float, float]:
+    """Validated ``(ε, δ, μ_X, σ_X)`` of a noise calibration, ``δ`` in the open ``(0, 1)``."""
+    return (check_epsilon(epsilon, "epsilon"), check_delta(delta, "delta", low_open=True, high_open=True),
+            check_finite(mu_x, "mu_x"), check_positive(sigma_x, "sigma_x"))
+
+
 def gaussian_sigma_at(
     x: ArrayLike, *, epsilon: float, delta: float, mu_x: float, sigma_x: float
 ) -> NDArray[np.float64]:
@@ -208,10 +214,7 @@ def gaussian_sigma_at(
     >>> [round(v, 3) for v in s.tolist()]
     [11.542, 35.276]
     """
-    eps = check_epsilon(epsilon, "epsilon")
-    d = check_delta(delta, "delta", low_open=True, high_open=True)
-    mu = check_finite(mu_x, "mu_x")
-    sx = check_positive(sigma_x, "sigma_x")
+    eps, d, mu, sx = _calibration_args(epsilon, delta, mu_x, sigma_x)
     xs = np.asarray(x, dtype=float)
     if not np.all(np.isfinite(xs)):
         raise InputError("x", f"must be finite, got {x!r}")
@@ -237,12 +240,8 @@ def gaussian_sigma(
 
     Parameters
     ----------
-    epsilon : float
-        ``ε >= 0``.
-    delta : float
-        ``δ ∈ (0, 1)``.
-    mu_x, sigma_x : float
-        Gaussian prior.
+    epsilon, delta, mu_x, sigma_x
+        As :func:`gaussian_sigma_at`.
     support : (float, float)
         Input interval.
 
@@ -254,7 +253,8 @@ def gaussian_sigma(
     Raises
     ------
     InputError
-        On bad parameters.
+        On bad parameters (as :func:`gaussian_sigma_at`), or when ``support`` is not a
+        pair of finite numbers ``lo < hi``.
 
     Examples
     --------
@@ -262,10 +262,7 @@ def gaussian_sigma(
     ...                      support=(-10.0, 10.0)), 3)
     35.276
     """
-    eps = check_epsilon(epsilon, "epsilon")
-    d = check_delta(delta, "delta", low_open=True, high_open=True)
-    mu = check_finite(mu_x, "mu_x")
-    sx = check_positive(sigma_x, "sigma_x")
+    eps, d, mu, sx = _calibration_args(epsilon, delta, mu_x, sigma_x)
     xs = _x_grid(support, mu)
     scale = np.array([sx + float(np.abs(xs - mu).max())])
 
@@ -302,8 +299,6 @@ def gaussian_mechanism(x: ArrayLike, *, sigma: ArrayLike, rng: RNG = None) -> ND
     >>> gaussian_mechanism([0.0, 0.0], sigma=1.0, rng=0).shape
     (2,)
     """
-    sd = _positive_array(sigma, "sigma")
-    xs = np.asarray(x, dtype=float)
-    return xs + _rng(rng).normal(0.0, 1.0, np.broadcast(xs, sd).shape) * sd
+    return _add_noise(x, sigma, "sigma", rng, "normal")
 
 

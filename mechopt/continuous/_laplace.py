@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from mechopt._validation import check_epsilon, check_finite, check_number, check_positive
 from mechopt._errors import InputError
 
-from ._common import RNG, _clip, _positive_array, _probability_vector, _rng
+from ._common import RNG, _add_noise, _probability_vector
 
 # ---------------------------------------------------------------------------
 # context-aware Laplace mechanism (003 Thm 6)
@@ -117,19 +117,17 @@ def laplace_mechanism(
 
     Parameters
     ----------
-    x : array_like
-        Inputs.
+    x, rng
+        As :func:`gaussian_mechanism`.
     scale : array_like
         Laplace scale(s) ``b``, broadcast with ``x``.
-    rng : numpy.random.Generator or int or None
-        Generator or seed.
     clip : (float, float) or None
         Output range ``[l, u]`` of Thm 6.
 
     Returns
     -------
     numpy.ndarray
-        Outputs with the broadcast shape.
+        Outputs with the broadcast shape, in ``[l, u]`` when clipped.
 
     Raises
     ------
@@ -142,10 +140,6 @@ def laplace_mechanism(
     >>> bool(((y >= 0) & (y <= 2)).all())
     True
     """
-    b = _positive_array(scale, "scale")
-    bounds = _clip(clip)
-    xs = np.asarray(x, dtype=float)
-    y = xs + _rng(rng).laplace(0.0, 1.0, np.broadcast(xs, b).shape) * b
-    return y if bounds is None else np.clip(y, *bounds)
+    return _add_noise(x, scale, "scale", rng, "laplace", clip)
 
 

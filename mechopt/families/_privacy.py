@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .._errors import InputError
 from .._exact import exact, exp_bounds
@@ -120,6 +120,29 @@ def _log(x: Fraction) -> float:
     return math.log(x.numerator) - math.log(x.denominator) if x > 0 else -math.inf
 
 
+def _hadamard_lip(family: HadamardFamily, r: Fraction, k: int, eps: Fraction,
+                  masses: Callable[[list[int]], tuple[Fraction, Fraction]], detail: list[str],
+                  where: str) -> tuple[bool, float]:
+    """LIP of a Hadamard response slot by slot: ``masses(plus)`` bounds the prior mass of a slot's ``+`` inputs.
+
+    Returns ``(ok, achieved)``; with direct outputs (``family.others``) and ``r > 1`` the
+    notion fails outright.
+    """
+    ok, achieved = True, 0.0
+    for c in range(family.slots):
+        plus = [a for a in family.sensitive if bin(family.row_of(a) & c).count("1") % 2 == 0]
+        lo_mass, hi_mass = masses(plus)
+        good, need = _lip_pair(r, lo_mass if plus else None, hi_mass if len(plus) < k else None, eps,
+                               detail, f"slot h{c}{where}")
+        ok &= good
+        achieved = max(achieved, need)
+    if family.others and r > 1:
+        ok = False
+        achieved = math.inf
+        detail.append(f"direct output d{family.others[0]}: P·q > 0 = e^eps q[x] for the other inputs")
+    return ok, achieved
+
+
 def _lip_pair(r: Fraction, lo_mass: Fraction | None, hi_mass: Fraction | None, eps: Fraction,
               detail: list[str], where: str) -> tuple[bool, float]:
     """LIP conditions of one column type: entries r on a set of mass ``lo_mass`` (None: no r entry)…"""
@@ -184,18 +207,12 @@ def check_family(family, notion) -> Check:
         lo = [exact(v) for v in notion.lower]
         hi = [exact(v) for v in notion.upper]
         L, U = sum(lo, Fraction(0)), sum(hi, Fraction(0))
-        for c in range(family.slots):
-            plus = [a for a in family.sensitive if bin(family.row_of(a) & c).count("1") % 2 == 0]
+
+        def box_masses(plus: list[int]) -> tuple[Fraction, Fraction]:
             lt, ut = sum((lo[a] for a in plus), Fraction(0)), sum((hi[a] for a in plus), Fraction(0))
-            lo_mass, hi_mass = max(lt, 1 - (U - ut)), min(ut, 1 - (L - lt))
-            good, need = _lip_pair(r, lo_mass if plus else None, hi_mass if len(plus) < k else None, eps,
-                                   detail, f"slot h{c} (prior box)")
-            ok &= good
-            achieved = max(achieved, need)
-        if family.others and r > 1:
-            ok = False
-            achieved = math.inf
-            detail.append(f"direct output d{family.others[0]}: P·q > 0 = e^eps q[x] for the other inputs")
+            return max(lt, 1 - (U - ut)), min(ut, 1 - (L - lt))
+
+        ok, achieved = _hadamard_lip(family, r, k, eps, box_masses, detail, " (prior box)")
     elif notion.name in ("lip", "bp_lip"):
         eps = exact(notion.epsilon)
         for P in _lip_priors(notion, k):
@@ -208,19 +225,13 @@ def check_family(family, notion) -> Check:
                     ok &= good
                     achieved = max(achieved, need)
             else:
-                fam: HadamardFamily = family
-                sens = fam.sensitive
-                for c in range(fam.slots):
-                    plus = [a for a in sens if bin(fam.row_of(a) & c).count("1") % 2 == 0]
+                def prior_masses(plus: list[int], P=P) -> tuple[Fraction, Fraction]:
                     mass = sum((P[a] for a in plus), Fraction(0))
-                    good, need = _lip_pair(r, mass if plus else None, mass if len(plus) < k else None, eps,
-                                           detail, f"slot h{c}")
-                    ok &= good
-                    achieved = max(achieved, need)
-                if fam.others and r > 1:
-                    ok = False
-                    achieved = math.inf
-                    detail.append(f"direct output d{fam.others[0]}: P·q > 0 = e^eps q[x] for the other inputs")
+                    return mass, mass
+
+                good, need = _hadamard_lip(family, r, k, eps, prior_masses, detail, "")
+                ok &= good
+                achieved = max(achieved, need)
     else:
         budgets = row_budgets(notion, k)
         if budgets is None:  # pragma: no cover - every notion is handled above

@@ -10,6 +10,8 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._errors import InputError
+from .._validation import check_epsilon
 
 INF = math.inf
 
@@ -78,6 +80,15 @@ class Notion(ABC):
     composition: str | None = None
     #: the notion constrains each column by a convex cone (False only for ULDP)
     convex: bool = True
+
+    def _freeze(self, field: str, array: np.ndarray) -> None:
+        """Store ``array`` read-only as ``field`` (notions are frozen dataclasses)."""
+        array.setflags(write=False)
+        object.__setattr__(self, field, array)
+
+    def _check_epsilon(self) -> None:
+        """Validate the budget field ``epsilon`` in place (a notion's ``__post_init__`` calls it)."""
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
 
     # -- binding to labels -------------------------------------------------------
     def bind(self, inputs: Sequence[str]) -> "Notion":
@@ -163,6 +174,13 @@ class Notion(ABC):
         from .._verify import check_notion
 
         return check_notion(Q, self)
+
+
+def _check_size(size: int, inputs: Sequence[str], field: str,
+                rule: str = "must have one entry per input ({n}), got {size}") -> None:
+    """Refuse a notion whose ``field`` has ``size`` entries for ``len(inputs)`` inputs."""
+    if size != len(inputs):
+        raise InputError(field, rule.format(n=len(inputs), size=size))
 
 
 def _ratio_budget(Q: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> float:

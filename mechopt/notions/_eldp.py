@@ -11,7 +11,7 @@ import numpy as np
 from .._errors import InputError
 from .._validation import check_epsilon, check_number_or_inf
 
-from ._base import ColumnConstraints, Notion, _eldp_rows, _eldp_scale, _empty_constraints, _ratio_budget, _spec_number
+from ._base import ColumnConstraints, Notion, _check_size, _eldp_rows, _eldp_scale, _empty_constraints, _ratio_budget, _spec_number
 
 INF = math.inf
 
@@ -54,8 +54,7 @@ class ELDP(Notion):
         k = len(M)
         E = _fast_budget_matrix(M, k)
         if E is not None:
-            E.setflags(write=False)
-            object.__setattr__(self, "matrix", E)
+            self._freeze("matrix", E)
             return
         E = np.zeros((k, k))
         for i, row in enumerate(M):
@@ -66,17 +65,14 @@ class ELDP(Notion):
                 if i == j and v != 0:
                     raise InputError(f"matrix[{i}][{j}]", f"diagonal entries must be 0, got {v!r}")
                 E[i, j] = v
-        E.setflags(write=False)
-        object.__setattr__(self, "matrix", E)
+        self._freeze("matrix", E)
 
     @property
     def k(self) -> int:
         return self.matrix.shape[0]
 
     def bind(self, inputs: Sequence[str]) -> "ELDP":
-        if self.matrix.shape[0] != len(inputs):
-            raise InputError("matrix", f"must be {len(inputs)}x{len(inputs)} (one row and column per input), "
-                             f"got {self.matrix.shape[0]}x{self.matrix.shape[0]}")
+        _check_size(self.k, inputs, "matrix", "must be {n}x{n} (one row and column per input), got {size}x{size}")
         return self
 
     @property
@@ -151,7 +147,7 @@ class LDP(Notion):
     composition = "additive"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        self._check_epsilon()
 
     def groups(self, k: int):
         idx = np.arange(k)
@@ -242,7 +238,7 @@ class BlockLDP(Notion):
     composition = "additive"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        self._check_epsilon()
         if not isinstance(self.blocks, (list, tuple)) or not self.blocks:
             raise InputError("blocks", f"must be a non-empty list of lists of input labels, got {self.blocks!r}")
         blocks = tuple(tuple(_resolve(b, None, f"blocks[{i}]")) for i, b in enumerate(self.blocks))
@@ -290,7 +286,28 @@ class BlockLDP(Notion):
 
 
 @dataclass(frozen=True)
-class HighLowLDP(Notion):
+class _SensitiveInputs(Notion):
+    """A budget ``epsilon`` and a set of ``sensitive`` inputs (high-low LDP, ULDP)."""
+
+    epsilon: float = 1.0
+    sensitive: Any = ()
+    fields = ("epsilon", "sensitive")
+    required = ("epsilon", "sensitive")
+    composition = "additive"
+
+    def __post_init__(self):
+        self._check_epsilon()
+        object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
+
+    def bind(self, inputs: Sequence[str]) -> "Notion":
+        s = _resolve(list(self.sensitive), inputs, "sensitive")
+        if len(set(s)) != len(s):
+            raise InputError("sensitive", "must not repeat a label")
+        return replace(self, sensitive=tuple(s))
+
+
+@dataclass(frozen=True)
+class HighLowLDP(_SensitiveInputs):
     """High-low LDP (Acharya et al., Def. 3): ``Q[a,y] <= e^ε Q[x',y]`` for sensitive a, any x'.
 
     Examples
@@ -302,24 +319,12 @@ class HighLowLDP(Notion):
     0.693147
     """
 
-    epsilon: float = 1.0
-    sensitive: Any = ()
     name = "high_low"
-    fields = ("epsilon", "sensitive")
-    required = ("epsilon", "sensitive")
-    composition = "additive"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
-        object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
+        super().__post_init__()
         if not self.sensitive:
             raise InputError("sensitive", "must name at least one sensitive input (else the notion constrains nothing)")
-
-    def bind(self, inputs: Sequence[str]) -> "HighLowLDP":
-        s = _resolve(list(self.sensitive), inputs, "sensitive")
-        if len(set(s)) != len(s):
-            raise InputError("sensitive", "must not repeat a label")
-        return replace(self, sensitive=tuple(s))
 
     def groups(self, k: int):
         if not self.sensitive:
@@ -364,7 +369,7 @@ class MetricLDP(Notion):
     composition = "additive"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        self._check_epsilon()
         given = [x is not None for x in (self.edges, self.graph, self.distance)]
         if sum(given) != 1:
             raise InputError("metric", "give exactly one of 'edges', 'graph' or 'distance'")

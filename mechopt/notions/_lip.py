@@ -11,9 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._errors import InputError
-from .._validation import check_delta, check_epsilon, check_number_or_inf, check_prior
+from .._validation import check_delta, check_number_or_inf, check_prior
 
-from ._base import ColumnConstraints, Notion
+from ._base import ColumnConstraints, Notion, _check_size
 
 INF = math.inf
 
@@ -95,14 +95,13 @@ class LIP(Notion):
     composition = "lip"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        self._check_epsilon()
         if self.prior is None:
             raise InputError("prior", "LIP needs a prior (a list of probabilities, one per input)")
         p = check_prior(self.prior, "prior")
         d = check_delta(self.delta, "delta")
         _exact_sum_check(p, self.epsilon, "prior", d)
-        p.setflags(write=False)
-        object.__setattr__(self, "prior", p)
+        self._freeze("prior", p)
         object.__setattr__(self, "delta", d)
 
     @property
@@ -110,8 +109,7 @@ class LIP(Notion):
         return len(self.prior)
 
     def bind(self, inputs: Sequence[str]) -> "LIP":
-        if len(self.prior) != len(inputs):
-            raise InputError("prior", f"must have one entry per input ({len(inputs)}), got {len(self.prior)}")
+        _check_size(len(self.prior), inputs, "prior")
         return self
 
     @property
@@ -234,7 +232,7 @@ class BPLIP(Notion):
     composition = "bp_lip"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        self._check_epsilon()
         if self.priors is not None:
             if self.lower is not None or self.upper is not None:
                 raise InputError("priors", "give either 'priors' or 'lower'/'upper', not both")
@@ -263,16 +261,14 @@ class BPLIP(Notion):
             object.__setattr__(self, "lower", lo)
             object.__setattr__(self, "upper", hi)
             P = box_prior_vertices(lo, hi)
-        P.setflags(write=False)
-        object.__setattr__(self, "priors", P)
+        self._freeze("priors", P)
 
     @property
     def k(self) -> int:
         return self.priors.shape[1]
 
     def bind(self, inputs: Sequence[str]) -> "BPLIP":
-        if self.priors.shape[1] != len(inputs):
-            raise InputError("priors", f"must have one entry per input ({len(inputs)}), got {self.priors.shape[1]}")
+        _check_size(self.k, inputs, "priors")
         return self
 
     def column_constraints(self, k: int) -> ColumnConstraints:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from .._errors import InputError
-from .._validation import check_epsilon
 
 from ._base import ColumnConstraints, Notion, _empty_constraints, _ratio_budget
-from ._eldp import _group_matrix, _resolve
+from ._eldp import _SensitiveInputs, _group_matrix
 
 INF = math.inf
 
@@ -46,7 +45,7 @@ def uldp_roles(Q: np.ndarray, sensitive: Sequence[int]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class ULDP(Notion):
+class ULDP(_SensitiveInputs):
     """Utility-optimized LDP (Murakami & Kawamoto, Def. 2).
 
     Each output column is either *protected* (ε-LDP over all inputs) or *invertible*
@@ -64,23 +63,8 @@ class ULDP(Notion):
     0.2231
     """
 
-    epsilon: float = 1.0
-    sensitive: Any = ()
     name = "uldp"
-    fields = ("epsilon", "sensitive")
-    required = ("epsilon", "sensitive")
-    composition = "additive"
     convex = False
-
-    def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
-        object.__setattr__(self, "sensitive", tuple(_resolve(self.sensitive, None, "sensitive")))
-
-    def bind(self, inputs: Sequence[str]) -> "ULDP":
-        s = _resolve(list(self.sensitive), inputs, "sensitive")
-        if len(set(s)) != len(s):
-            raise InputError("sensitive", "must not repeat a label")
-        return replace(self, sensitive=tuple(s))
 
     def groups(self, k: int):
         idx = np.arange(k)

@@ -263,6 +263,15 @@ class _Entry:
     replay: bool = False
 
 
+#: the parameter each notion's ledger needs: (argument, verb of the message, why)
+_REQUIRED_PARAMETER = {
+    "lip": ("prior", "is", "003 Thm 4 depends on the smallest prior probability"),
+    "bp_lip": ("priors", "are", "003 Cor. 4"),
+    "lip_sequence": ("joint_p_min", "is", "003 Cor. 5"),
+    "uldp": ("sensitive", "is", "001 Prop. 1 composes reports with a common X_S"),
+}
+
+
 class PrivacyBudget:
     """A ledger of the reports one user sends about the same data, with a hard limit.
 
@@ -325,26 +334,20 @@ class PrivacyBudget:
         self.priors: list[list[float]] | None = None
         self.joint_p_min: float | None = None
         self.sensitive: frozenset[str] | None = None
+        if notion in _REQUIRED_PARAMETER:
+            field, verb, why = _REQUIRED_PARAMETER[notion]
+            value = {"prior": prior, "priors": priors, "joint_p_min": joint_p_min, "sensitive": sensitive}[field]
+            if value is None or (field == "priors" and not value):
+                raise InputError(field, f"{verb} required for notion {notion!r} ({why})")
         if notion == "lip":
-            if prior is None:
-                raise InputError("prior", "is required for notion 'lip' (003 Thm 4 depends "
-                                          "on the smallest prior probability)")
             self.p_min = _prior_min(prior, "prior")
         elif notion == "bp_lip":
-            if not priors:
-                raise InputError("priors", "are required for notion 'bp_lip' (003 Cor. 4)")
             for i, p in enumerate(priors):
                 _prior_min(p, f"priors[{i}]")
             self.priors = [[float(v) for v in p] for p in priors]
         elif notion == "lip_sequence":
-            if joint_p_min is None:
-                raise InputError("joint_p_min", "is required for notion 'lip_sequence' "
-                                                "(003 Cor. 5)")
             self.joint_p_min = _p_min(joint_p_min, "joint_p_min")
         elif notion == "uldp":
-            if sensitive is None:
-                raise InputError("sensitive", "is required for notion 'uldp' (001 Prop. 1 "
-                                              "composes reports with a common X_S)")
             self.sensitive = self._label_set(sensitive, "sensitive")
 
     @staticmethod
@@ -502,11 +505,12 @@ class PrivacyBudget:
 
 @dataclass(frozen=True)
 class MemoizationSavings:
-    """The leakage bound after each round, fresh responses against memoized ones.
+    """The leakage bound after each round, fresh responses against memoized ones (:func:`memoization_savings`).
 
     Attributes
     ----------
     notion : str
+        The notion whose composition rule gives the bounds.
     epsilon : float
         Budget of one report.
     fresh : list of float

@@ -337,7 +337,8 @@ def estimate_projected(Q: ArrayLike, counts: ArrayLike) -> np.ndarray:
     Raises
     ------
     InputError
-        As :func:`estimate_inversion`.
+        As :func:`estimate_inversion`: ``Q`` of rank below ``k``, or ``counts`` malformed
+        or all zero.
 
     Examples
     --------

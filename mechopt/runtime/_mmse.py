@@ -114,6 +114,7 @@ def mmse_aggregate(Q: ArrayLike, prior: ArrayLike, values: ArrayLike, counts: Ar
     Returns
     -------
     float
+        ``Ŝ`` (or ``Ŝ / n``).
 
     Raises
     ------
@@ -206,10 +207,8 @@ def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
-        The channel.
-    prior : array_like, shape (k,)
-        The prior.
+    Q, prior : array_like, shapes (k, m) and (k,)
+        As :func:`mmse_risk`.
 
     Returns
     -------

@@ -350,11 +350,13 @@ class PersonalizedULDP:
         Returns
         -------
         numpy.ndarray, shape (k,)
+            The estimated input distribution, ordered as :attr:`inputs`.
 
         Raises
         ------
         InputError
-            When ``method`` is unknown or an argument is malformed.
+            When ``method`` is unknown, ``counts`` is malformed, or as
+            :meth:`distribution_from_intermediate`.
 
         Examples
         --------

@@ -129,6 +129,30 @@ def _factored_block(A_q: sp.csr_matrix, A_s: sp.csr_matrix, W: np.ndarray, cols:
     return ineq, nc * nf, nc * nw, eq, nc * nw
 
 
+def _invertible_caps(notions: list[Notion], k: int, owners: np.ndarray) -> np.ndarray:
+    """The largest mass an invertible column ``a e_x`` may carry under the (ε, δ)-LIP notions.
+
+    An invertible column is 0 off its owner ``x``, so ``P·q - δ <= e^ε q[x']`` at any
+    ``x' != x`` reads ``P[x] a <= δ``, and ``q[x] <= e^ε (P·q + δ)`` reads
+    ``a (1 - e^ε P[x]) <= e^ε δ``: both are implied by the notion, so the cut keeps the
+    LP a relaxation (found by the fuzz: without it the LP made an output invertible with
+    more mass than δ allows, which no repair fixes). Widened by 1e-12 for rounding.
+    """
+    cap = np.ones(len(owners))
+    for n in notions:
+        delta = float(getattr(n, "delta", 0.0) or 0.0)
+        prior = getattr(n, "prior", None)
+        if delta <= 0 or prior is None or k < 2:
+            continue
+        P = np.asarray(prior, dtype=float)[owners]
+        e = math.exp(min(float(n.epsilon), 700.0))
+        with np.errstate(divide="ignore"):
+            off = np.where(P > 0, delta / P, np.inf)
+            at = np.where(e * P < 1, e * delta / (1 - e * P), np.inf)
+        cap = np.minimum(cap, np.minimum(off, at) * (1 + 1e-12))
+    return cap
+
+
 def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, list[int]], *,
              reduce: bool = True, budget_cap: float = BUDGET_CAP):
     """Assemble ``(c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats, integrality)``.
@@ -233,11 +257,11 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         R.append(row + pj_col[pr] * k + np.tile(np.arange(k), n_p)), C.append(binaries[pr]), V.append(np.ones(n_p * k))
         B.append(np.ones(k * n_c))
         row += k * n_c
-        # a_j - r_j <= 0
+        # a_j - cap_j r_j <= 0
         rr = row + np.arange(n_p)
         R += [rr, rr]
         C += [a_vars, binaries]
-        V += [np.ones(n_p), -np.ones(n_p)]
+        V += [np.ones(n_p), -_invertible_caps(notions, k, pj_owner)]
         B.append(np.zeros(n_p))
         row += n_p
         # one role per output, one invertible output per input
