@@ -565,6 +565,7 @@ def _labeled_case(name: str, title: str, sizes, quick, bmax, bmax_quick, size_la
 
 
 from benchmarks import bench_design as _bd  # noqa: E402  (issue 10: estimation design at real sizes)
+from benchmarks import bench_large as _bl  # noqa: E402  (issue 10 A: free outputs at large k)
 
 CASES: list[Case] = [
     _labeled_case("ldp", "labeled LDP, Hamming, uniform prior, ε=1", [10, 20, 40, 60, 100, 200],
@@ -603,6 +604,9 @@ CASES: list[Case] = [
     Case("design_nonuniform", "estimation design, LDP ε=1, Dirichlet(1) p0: staircase column generation "
          "(benchmarks/bench_design.py)", [12, 16, 20, 24, 28, 30], [12, 16, 20], _bd.run_nonuniform, None, "—",
          objective_agrees=False),
+    Case("large_mi", "free outputs, MI, LDP ε=1, Dirichlet prior: exact-pricing column generation "
+         "(benchmarks/bench_large.py)", [10, 12, 14, 50, 100, 200], [10, 12, 50], lambda k: _bl.run_case(k), lambda k: _bl.run_case_rays(k),
+         "mechopt rays (2^k−2 staircases)", 14, 12),
     Case("design_uniform", "estimation design, LDP ε=1, uniform p0: the subset-selection orbit", [10, 100, 1000, 10000],
          [10, 100, 1000], _bd.run_uniform, None, "—", objective_agrees=False),
     Case("verify_ldp", "exact verification, k-RR on the ε-LDP boundary", [100, 200, 300, 400, 500],

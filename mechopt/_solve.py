@@ -79,8 +79,9 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``"cvxpy:SOLVER"``.
     method : str
         ``"auto"``; for free outputs ``"rays"`` (enumerate extreme rays) or
-        ``"colgen"`` (column generation: MMSE on LIP/LDP, histogram MSE and mutual
-        information on LIP); for
+        ``"colgen"`` (column generation with exact pricing: MMSE, histogram MSE, mutual
+        information, Bayes risk on LDP, block, high-low, ULDP, LIP; see
+        :mod:`mechopt.solvers._free_route`) or ``"orbit"`` (LDP, uniform prior); for
         ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
         metric privacy ``"ipm"`` (structured interior-point method, any prior; the
         default when it fits in memory), ``"decompose"`` (decomposition over outputs)
@@ -90,7 +91,8 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     quiet : bool
         No progress display.
     time_limit : float, optional
-        Seconds for the labeled LP. The decomposition then returns its best mechanism
+        Seconds for the labeled LP, or for the column generation of free outputs (which
+        then returns its channel with status ``"feasible"`` and the proven gap). The decomposition then returns its best mechanism
         with status ``"feasible"`` and the proven gap; a single LP that runs out of time
         is an ``"error"`` saying so.
 
@@ -128,7 +130,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     t0 = time.perf_counter()
     try:
         if problem.free_outputs:
-            return _solve_free(problem, backend, method, show, timings)
+            return _solve_free(problem, backend, method, show, timings, time_limit)
         return _solve_labeled(problem, backend, reduce, timings, method=method, time_limit=time_limit, show=show)
     except InputError:
         raise
@@ -352,7 +354,8 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     return None
 
 
-def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings: dict) -> SolveResult:
+def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings: dict,
+                time_limit: float | None = None) -> SolveResult:
     from ._solve_design import _relaxed_rays, _solve_design
 
     obj = problem.objective
@@ -367,6 +370,11 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
     if obj.kind == "estimation_variance":
         return _solve_design(problem, method, show, timings)
+    from .solvers._free_route import route
+
+    routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen (issue 10)
+    if routed is not None:
+        return routed
     if use_cg and cg is not None and cg[1] > BUDGET_CAP:
         # the one notion's budget is above the cap: the relaxation drops it and the rays of
         # no notion are the unit vectors, while column generation would put e^eps in an LP

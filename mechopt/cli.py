@@ -195,12 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("problem", help="problem file (YAML or JSON; docs/formats.md)")
     s.add_argument("-o", "--output", required=True, help="mechanism file to write (JSON, format version 2)")
     s.add_argument("--backend", default="auto", help="highs | highs-ipm | highs-ds | cvxpy:SOLVER")
-    s.add_argument("--method", default="auto", help="rays | colgen | cvxpy | frank-wolfe | decompose | ipm | lp")
+    s.add_argument("--method", default="auto", help="rays | colgen | orbit | cvxpy | frank-wolfe | decompose | ipm | lp")
     s.add_argument("--no-reduce", action="store_true", help="do not reduce constraints (for comparison)")
     s.add_argument("--memoize", action="store_true",
                    help="mark the mechanism memoized: clients keep one permanent response per true value")
     s.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="S",
-                   help="seconds for the labeled LP; the best verified mechanism found so far is exported with "
+                   help="seconds for the labeled LP or the free-output column generation; the best verified "
+                        "mechanism found so far is exported with "
                         "status feasible and its proven gap")
     s.add_argument("--quiet", action="store_true", help="no progress display (the one-line summary is still printed)")
     s.set_defaults(func=_cmd_solve)

@@ -143,11 +143,12 @@ def test_malformed_problem_named_by_index(problems):
 
 
 def test_input_error_inside_a_worker_is_named_by_index():
-    # solve() itself refuses column generation for a Bayes risk; the MMSE problem is fine
+    # solve() itself refuses column generation when the objective's prior is not the LIP
+    # prior (no exact pricing there); the MMSE problem is fine
     mmse = lip_problem([0.1, 0.2, 0.3, 0.4], kind="mmse")
-    bayes = dict(lip_problem([0.1, 0.2, 0.3, 0.4]), objective={"kind": "bayes_risk"})
+    other = dict(lip_problem([0.1, 0.2, 0.3, 0.4]), objective={"kind": "bayes_risk", "prior": [0.4, 0.3, 0.2, 0.1]})
     with pytest.raises(InputError, match=r"problems\[1\]\.method: column generation is available"):
-        solve_many([mmse, bayes], executor="serial", method="colgen")
+        solve_many([mmse, other], executor="serial", method="colgen")
 
 
 def test_unknown_executor():

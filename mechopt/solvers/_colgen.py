@@ -1,0 +1,440 @@
+"""Column generation with exact pricing over privacy cones (issue 10, SPEC §3).
+
+The ray LP ``max sum_r w_r mu(v_r)  s.t.  sum_r w_r v_r = 1, w >= 0`` is solved over a
+growing set of rays: a restricted master (HiGHS, warm-started between rounds) gives
+duals ``d``, and the pricers of :mod:`._pricing` search each piece of the cone for rays
+with a positive reduced value. Every round yields a proven bound,
+
+    sum(d) + sum_pieces max(delta_piece, 0) * mass_piece + sum_fixed max(mu(v) - d·v, 0) * mass_v,
+
+(``delta_piece`` is the pricer's proven upper bound, ``mass = sum(s)`` of its
+normalisation; see :mod:`._pricing`), and the loop stops with ``proven=True`` as soon as
+the best bound is within ``rel_gap`` of the master's value (relative to the objective in
+its natural units). A time limit stops it with the gap proven so far.
+
+:func:`decompose` turns a problem's notions into priced pieces. Covered: LDP and WC-LIP
+(with any other E-LDP-type notions whose cone contains it), block LDP (one piece per
+block, singletons as fixed unit rays), high-low LDP (staircases on the sensitive inputs
+plus the unit rays of the others), ULDP (the LDP staircases plus the invertible unit
+rays), and LIP with ``delta = 0`` when the objective's prior is the LIP prior. Anything
+else returns ``None`` (the caller enumerates rays).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
+from .._objectives import column_utility, offset_sign
+from .._problem import Objective
+from ._pricing import DEADLINE, LipSlice, Staircases, price
+from ._pricing_lip import lip_chord_duals
+
+
+@dataclass
+class ConeSet:
+    """A cone as priced pieces plus explicit rays.
+
+    Attributes
+    ----------
+    pieces : list of Staircases or LipSlice
+    fixed : ndarray (k, f)
+        Rays always in the master (unit vectors of ULDP, high-low, singleton blocks).
+    invertible : ndarray of bool (f,)
+        Which fixed rays are ULDP invertible columns.
+    name : str
+        A short description (for stats and messages).
+    """
+
+    pieces: list
+    fixed: np.ndarray
+    invertible: np.ndarray
+    name: str
+
+
+def _closure(E: np.ndarray) -> np.ndarray:
+    D = E.copy()
+    for z in range(D.shape[0]):
+        np.minimum(D, D[:, z:z + 1] + D[z:z + 1, :], out=D)
+    return D
+
+
+def _units(k: int, xs) -> np.ndarray:
+    xs = list(xs)
+    V = np.zeros((k, len(xs)))
+    V[xs, np.arange(len(xs))] = 1.0
+    return V
+
+
+def _collapse(cs: ConeSet | None, k: int) -> ConeSet | None:
+    """At ε = 0 a piece has one ray, ``1_U`` (a LIP slice: the constant): it joins the fixed rays."""
+    if cs is None:
+        return None
+    flat = [p for p in cs.pieces if p.eps == 0]
+    if not flat:
+        return cs
+    V = np.zeros((k, len(flat)))
+    for j, p in enumerate(flat):
+        V[np.asarray(p.support) if isinstance(p, Staircases) else np.arange(k), j] = 1.0
+    return ConeSet([p for p in cs.pieces if p.eps != 0],
+                   np.hstack([cs.fixed, V]), np.concatenate([cs.invertible, np.zeros(len(flat), bool)]), cs.name)
+
+
+def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
+    """The problem's cone as pieces with exact pricers, or ``None`` if not covered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mechopt._problem import Objective
+    >>> cs = decompose([BlockLDP(1.0, blocks=((0, 1), (2,)))], Objective("mutual_information", np.full(3, 1 / 3)), 3)
+    >>> cs.name, len(cs.pieces), cs.fixed.shape
+    ('block', 1, (3, 1))
+    """
+    return _collapse(_decompose(notions, obj, k), k)
+
+
+def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
+    """See :func:`decompose`."""
+    if obj.kind not in ("mmse", "histogram_mse", "mutual_information", "bayes_risk"):
+        return None
+    none = np.zeros((k, 0)), np.zeros(0, bool)
+    everyone = np.arange(k)
+    if len(notions) == 1 and isinstance(notions[0], ULDP):
+        u = notions[0]
+        others = [x for x in range(k) if x not in set(u.sensitive)]
+        return ConeSet([Staircases(everyone, everyone, u.epsilon)], _units(k, others), np.ones(len(others), bool),
+                       "uldp")
+    if len(notions) == 1 and isinstance(notions[0], LIP):
+        n = notions[0]
+        if n.delta != 0 or not np.allclose(obj.prior, n.prior, rtol=0, atol=1e-15):
+            return None
+        return ConeSet([LipSlice(np.asarray(n.prior, dtype=float), n.epsilon)], *none, "lip")
+    if any(isinstance(n, ULDP) for n in notions):
+        return None
+    Es = [n.eldp_matrix(k) for n in notions]
+    if any(E is None for E in Es):
+        return None
+    # one notion whose cone lies inside all the others' decides the cone
+    for n, E in zip(notions, Es):
+        D = _closure(E)
+        if not all(np.all(D <= E2 + 1e-15) for E2 in Es):
+            continue
+        if isinstance(n, LDP):  # also WC-LIP
+            return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, "ldp")
+        if isinstance(n, BlockLDP):
+            pieces = [Staircases(np.array(b), np.array(b), n.epsilon) for b in n.blocks if len(b) > 1]
+            singles = [b[0] for b in n.blocks if len(b) == 1]
+            return ConeSet(pieces, _units(k, singles), np.zeros(len(singles), bool), "block")
+        if isinstance(n, HighLowLDP):
+            A = np.array(sorted(set(n.sensitive)))
+            rest = [x for x in range(k) if x not in set(A.tolist())]
+            if not rest:
+                return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, "ldp")
+            return ConeSet([Staircases(everyone, A, n.epsilon)], _units(k, rest), np.zeros(len(rest), bool),
+                           "high_low")
+    return None
+
+
+# -- the restricted master ---------------------------------------------------------------------
+
+
+def _new_highs():
+    """A silent ``highspy.Highs`` (its first construction prints a banner on stdout)."""
+    import highspy
+
+    sys.stdout.flush()
+    try:
+        fd = os.dup(1)
+    except OSError:
+        return highspy.Highs()
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        h = highspy.Highs()
+    finally:
+        os.dup2(fd, 1)
+        os.close(fd)
+        os.close(null)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+class Master:
+    """``min -mu·w  s.t.  V w = 1, w >= 0``, warm-started as columns are added.
+
+    Uses ``highspy`` directly (kept basis between rounds); falls back to
+    :func:`scipy.optimize.linprog` (solved from scratch) if it cannot be imported.
+    """
+
+    def __init__(self, k: int, scale: float = 1.0):
+        self.k = k
+        self.V = np.zeros((k, 0))
+        self.mu = np.zeros(0)
+        # HiGHS's tolerances are absolute (1e-10 on reduced costs): the objective is
+        # multiplied by ``scale`` so that they sit far below the gap asked for
+        self.scale = float(scale)
+        self.keys: set[bytes] = set()
+        try:
+            self.h = _new_highs()
+        except ImportError:  # pragma: no cover - highspy ships with cvxpy
+            self.h = None
+        if self.h is not None:
+            self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+            self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+            self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(k, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                           np.zeros(0))
+
+    def add(self, V: np.ndarray, mu: np.ndarray) -> list[int]:
+        """Add the columns not already present; returns the indices of those added."""
+        V = np.asarray(V, dtype=float)
+        fresh = []
+        for j in range(V.shape[1]):
+            key = np.round(V[:, j], 12).tobytes()
+            if key not in self.keys:
+                self.keys.add(key)
+                fresh.append(j)
+        V, mu = V[:, fresh], np.asarray(mu, dtype=float)[fresh]
+        if V.shape[1] == 0:
+            return fresh
+        self.V = np.hstack([self.V, V])
+        self.mu = np.concatenate([self.mu, mu])
+        if self.h is not None:
+            import highspy
+
+            n = V.shape[1]
+            nz = V != 0
+            starts = np.concatenate([[0], np.cumsum(nz.sum(axis=0))[:-1]]).astype(np.int32)
+            rows, cols = np.nonzero(nz.T)
+            self.h.addCols(n, -self.scale * np.asarray(mu, dtype=float), np.zeros(n), np.full(n, highspy.kHighsInf),
+                           int(nz.sum()), starts, cols.astype(np.int32), V.T[nz.T])
+        return fresh
+
+    def solve(self) -> tuple[str, float, np.ndarray, np.ndarray]:
+        """``(status, value, w, d)`` with ``d = -row duals`` (``d·v_r >= mu_r`` on the master)."""
+        if self.h is None:
+            from ._raylp import solve_ray_lp
+
+            sol = solve_ray_lp(self.V, self.mu)
+            if sol.status != "optimal":
+                return sol.status, math.nan, np.zeros(0), np.zeros(self.k)
+            return "optimal", float(sol.value), sol.weights, np.asarray(sol.stats["duals"], dtype=float)
+        self.h.run()
+        status = self.h.modelStatusToString(self.h.getModelStatus())
+        if status != "Optimal":
+            # a warm start gone bad (HiGHS reports "unknown" on some degenerate bases):
+            # start again from scratch, then from scratch with the interior point method
+            self.h.clearSolver()
+            self.h.run()
+            status = self.h.modelStatusToString(self.h.getModelStatus())
+        if status != "Optimal":
+            self.h.setOptionValue("solver", "ipm")
+            self.h.clearSolver()
+            self.h.run()
+            self.h.setOptionValue("solver", "choose")
+            status = self.h.modelStatusToString(self.h.getModelStatus())
+        if status != "Optimal":
+            return status.lower(), math.nan, np.zeros(0), np.zeros(self.k)
+        sol = self.h.getSolution()
+        w = np.clip(np.asarray(sol.col_value, dtype=float), 0.0, None)
+        d = -np.asarray(sol.row_dual, dtype=float) / self.scale
+        return "optimal", float(self.mu @ w), w, d
+
+
+# -- the loop ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ColgenResult:
+    status: str
+    weights: np.ndarray | None
+    V: np.ndarray | None
+    invertible: np.ndarray | None
+    value: float | None  # master optimum: max sum w mu over the rays found
+    bound: float | None  # proven upper bound on sum w mu over every channel
+    message: str = ""
+    stats: dict = field(default_factory=dict)
+
+
+def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The constant column (inside every cone), the fixed rays, and for each staircase
+    piece its singletons (k-RR-like columns), all feasible."""
+    cols = [np.ones((k, 1)), cs.fixed]
+    inv = [np.zeros(1, bool), cs.invertible]
+    for p in cs.pieces:
+        if isinstance(p, Staircases):
+            G = np.asarray(p.ground)
+            V = np.zeros((k, len(G)))
+            V[np.asarray(p.support)] = 1.0
+            V[G, np.arange(len(G))] = math.exp(p.eps)
+            cols.append(V)
+            inv.append(np.zeros(len(G), bool))
+    return np.hstack(cols), np.concatenate(inv)
+
+
+def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, time_limit: float | None = None,
+                      quick_nodes: int = 300, top: int = 20, max_rounds: int = 100_000,
+                      smoothing: float = 0.5, scale_floor: float = 0.0, progress=None) -> ColgenResult:
+    """Solve the ray LP over ``cs`` by column generation; every stop carries a proven bound.
+
+    Parameters
+    ----------
+    obj : Objective
+        A sublinear objective (mmse, histogram_mse, mutual_information, bayes_risk).
+    cs : ConeSet
+        From :func:`decompose`.
+    rel_gap : float
+        Stop, proven, when ``bound - value <= rel_gap * |objective|`` (natural units).
+    time_limit : float, optional
+        Seconds; the result then carries the gap proven so far (``proven=False``).
+    quick_nodes : int
+        Soft node budget of a round's pricing (see ``_pricing._budget_spent``); an
+        exhaustive call follows only when no improving ray was found.
+    smoothing : float
+        Wentges dual smoothing weight on the duals of the best bound (0 = none).
+    scale_floor : float
+        The gap is judged relative to ``max(|objective|, scale_floor)`` (e.g.
+        :func:`mechopt._objectives.objective_scale`, as the export does).
+
+    Returns
+    -------
+    ColgenResult
+        ``stats["proven"]`` says whether the gap is within ``rel_gap``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mechopt._problem import Objective
+    >>> k = 6
+    >>> obj = Objective("mutual_information", np.full(k, 1 / k))
+    >>> r = column_generation(obj, decompose([LDP(1.0)], obj, k))
+    >>> r.stats["proven"], bool(abs(r.bound - r.value) <= 1e-9)
+    (True, True)
+    """
+    t0 = time.perf_counter()
+    token = DEADLINE.set(t0 + time_limit if time_limit is not None else math.inf)
+    try:
+        return _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing,
+                                  scale_floor, progress)
+    finally:
+        DEADLINE.reset(token)
+
+
+def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing, scale_floor,
+                       progress) -> ColgenResult:
+    k = len(obj.prior)
+    offset, sign = offset_sign(obj)
+    V0, inv0 = _initial_columns(cs, k)
+    mu0 = column_utility(obj, V0)
+    # the objective's size sets the master's objective scale (see Master): every channel's
+    # utility lies between the constant channel's and the identity's (no privacy)
+    u_id = float(column_utility(obj, np.eye(k)).sum())
+    size = max(abs(offset + sign * float(mu0[0])), abs(offset + sign * u_id), abs(u_id), 1e-300)
+    master = Master(k, scale=min(1e8, max(1.0, 1e-7 / (rel_gap * size))))
+    inv = list(inv0[master.add(V0, mu0)])
+    fixed_V = cs.fixed
+    fixed_mu = column_utility(obj, fixed_V) if fixed_V.shape[1] else np.zeros(0)
+    fixed_mass = fixed_V.sum(axis=0) / np.maximum((fixed_V**2).sum(axis=0), 1e-300) if fixed_V.shape[1] else None
+    best_bound = math.inf
+    history = []
+    status, value, w, d = "optimal", math.nan, np.zeros(0), np.zeros(k)
+    stats: dict = {"rounds": 0, "exhaustive_pricings": 0, "pricing_nodes": 0, "pricing_s": 0.0, "master_s": 0.0}
+    proven = False
+    message = ""
+    def price_all(dd: np.ndarray, budget: int | None, floor: float, previous=None):
+        """Price every piece at duals ``dd``; returns the results and the bound they prove."""
+        out = []
+        for i, piece in enumerate(cs.pieces):
+            if previous is not None and previous[i].exact:
+                out.append(previous[i])
+                continue
+            out.append(price(piece, obj, dd, floor=floor, max_nodes=budget, top=top))
+        stats["pricing_nodes"] += sum(r.nodes for r in out)
+        b = float(dd.sum()) + sum(max(r.upper, 0.0) * r.mass for r in out)
+        if fixed_V.shape[1]:
+            b += float(np.maximum(fixed_mu - dd @ fixed_V, 0.0) @ fixed_mass)
+        return out, b
+
+    def improving(results, dd: np.ndarray, floor: float) -> np.ndarray:
+        """The columns found whose reduced value at the master's duals ``dd`` exceeds ``floor``."""
+        V = np.hstack([r.columns for r in results]) if results else np.zeros((k, 0))
+        if V.shape[1] == 0:
+            return V
+        red = column_utility(obj, V) - dd @ V  # columns are normalised: s·v = 1
+        return V[:, red > floor]
+
+    d_best = None
+    # analytic dual points whose pricing is known to be <= 0: their sum is a bound
+    if len(cs.pieces) == 1 and isinstance(cs.pieces[0], LipSlice) and not fixed_V.shape[1]:
+        dc = lip_chord_duals(cs.pieces[0], obj)
+        if dc is not None:
+            best_bound, d_best = float(dc.sum()), dc
+            stats["chord_bound"] = best_bound
+    for rnd in range(max_rounds):
+        tm = time.perf_counter()
+        status, value, w, d = master.solve()
+        stats["master_s"] += time.perf_counter() - tm
+        if status != "optimal":
+            return ColgenResult("error", None, None, None, None, None, f"master LP: {status}", stats)
+        scale = max(abs(offset + sign * value), abs(value) * 1e-6, scale_floor, 1e-300)
+        tol = rel_gap * scale
+        floor = 0.25 * tol / max(1.0, len(cs.pieces))
+        tp = time.perf_counter()
+        # Wentges smoothing: price at a point between the master's duals and the duals of
+        # the best bound so far (any duals give a valid bound); if nothing found there
+        # improves the master, price at the master's duals themselves
+        tries = [d] if d_best is None or smoothing <= 0 else [smoothing * d_best + (1 - smoothing) * d, d]
+        new = np.zeros((k, 0))
+        for dd in tries:
+            results, bound = price_all(dd, quick_nodes, floor)
+            if bound < best_bound:
+                best_bound, d_best = bound, dd
+            new = improving(results, d, floor)
+            if new.shape[1]:
+                break
+        if new.shape[1] == 0 and not all(r.exact for r in results) and best_bound - value > tol:
+            stats["exhaustive_pricings"] += 1
+            results, bound = price_all(d, None, floor, previous=results if dd is d else None)
+            if bound < best_bound:
+                best_bound, d_best = bound, d
+            new = improving(results, d, floor)
+        stats["pricing_s"] += time.perf_counter() - tp
+        history.append((value, best_bound))
+        stats["rounds"] = rnd + 1
+        if progress is not None:
+            progress(rnd, value, best_bound, master.V.shape[1])
+        if best_bound - value <= tol:
+            proven = True
+            break
+        if new.shape[1] == 0:
+            # nothing above the floor, every search complete: the bound is what the LP's
+            # duality gap and the floor leave (both tiny); report it as proven or not
+            proven = best_bound - value <= tol
+            if not proven:
+                message = (f"time limit ({time_limit:g} s) reached" if time_limit is not None
+                           and time.perf_counter() - t0 > time_limit else
+                           "no improving ray above the pricing floor, yet the bound is not within the gap")
+            break
+        added = len(master.add(new, column_utility(obj, new)))
+        if added == 0:
+            # every ray found is already in the master: its duals cannot move further
+            proven = best_bound - value <= tol
+            message = "the master cannot improve on the rays found (numerical limit)"
+            break
+        inv.extend([False] * added)
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            message = f"time limit ({time_limit:g} s) reached"
+            # the bound proven so far stands; re-solve so w matches the columns
+            status, value, w, d = master.solve()
+            break
+    else:
+        message = f"stopped after {max_rounds} rounds"
+    stats.update(proven=proven, columns=int(master.V.shape[1]), seconds=time.perf_counter() - t0,
+                 gap=best_bound - value, pieces=len(cs.pieces), cone=cs.name)
+    return ColgenResult("optimal", w, master.V, np.array(inv, bool), value, best_bound, message, stats)

@@ -1,0 +1,134 @@
+"""Which method solves a free-output sublinear problem, and its answer (issue 10 A).
+
+Called by :func:`mechopt._solve._solve_free` for MMSE, histogram MSE, mutual information
+and Bayes risk. Returns ``None`` to leave the problem to the ray enumeration of main.
+
+* ``orbit`` — (beyond :data:`COLGEN_ABOVE` rays, or when asked) ε-LDP (or WC-LIP) with a uniform prior and an objective every input
+  permutation preserves (histogram MSE, mutual information, Bayes risk with a loss
+  ``a`` on the diagonal and ``b`` off it): the best d-subset orbit, proven by LP
+  duality (:mod:`mechopt.solvers._free_orbit`), at any k.
+* ``colgen`` — column generation with exact pricing over the cone's pieces
+  (:func:`mechopt.solvers._colgen.decompose`: LDP / WC-LIP, block, high-low, ULDP, LIP
+  with the objective's prior): used when the notions report more than
+  :data:`COLGEN_ABOVE` rays (or an unknown count beyond ``k = 14``), or when asked
+  (``method="colgen"``). Every stop carries a proven bound; the status is ``optimal``
+  only when the exported channel is within ``RAYS_REL_GAP`` of it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._errors import InputError
+
+#: enumerate the rays while the notions report at most this many (LDP k = 14: 16 382)
+COLGEN_ABOVE = 20_000
+#: with no count reported (several notions), enumerate up to this many inputs
+ENUMERATE_MAX_K = 14
+#: default time limit of the column generation (seconds); ``time_limit`` overrides it
+FREE_TIME_LIMIT = 600.0
+
+KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
+
+COVERED = ("column generation is available (exact pricing) for mmse, histogram_mse, mutual_information and "
+           "bayes_risk under one of: LDP / WC-LIP (with any E-LDP notions it implies), block LDP, high-low LDP, ULDP, or "
+           "LIP (delta = 0) whose prior is the objective's")
+
+
+def plan(problem, method: str):
+    """``(kind, payload)``: ``("orbit", eps)``, ``("colgen", ConeSet)``, or ``None`` (enumerate)."""
+    from ._colgen import decompose
+    from ._rays import ray_count_estimate
+
+    obj = problem.objective
+    if obj.kind not in KINDS or method not in ("auto", "colgen", "orbit"):
+        if method in ("colgen", "orbit") and obj.kind not in KINDS + ("estimation_variance",):
+            raise InputError("method", f"{method!r} is not available for {obj.kind}")
+        return None
+    k = problem.k
+    notions = list(problem.notions)
+    from ._structure import BUDGET_CAP
+
+    if any(getattr(n, "epsilon", 0.0) > BUDGET_CAP for n in notions):
+        # main relaxes budgets above the cap (their rays become unit vectors); e^eps in an
+        # LP or a closed form would overflow it (fuzz seed 14 #351)
+        return None
+    estimate = ray_count_estimate(notions, k)
+    # while the rays can be listed, "auto" keeps main's enumeration
+    large = estimate > COLGEN_ABOVE if estimate is not None else k > ENUMERATE_MAX_K
+    if method == "orbit" or (method == "auto" and large):
+        from ._free_orbit import orbit_epsilon
+
+        eps = orbit_epsilon(notions, obj)
+        if eps is not None:
+            return "orbit", eps
+        if method == "orbit":
+            raise InputError("method", "'orbit' needs eps-LDP (or WC-LIP) notions, a uniform prior and histogram_mse, "
+                             "mutual_information or a permutation-invariant bayes_risk loss")
+    if method == "auto" and not large:
+        return None
+    cs = decompose(notions, obj, k)
+    if cs is None:
+        if method == "colgen":
+            raise InputError("method", COVERED)
+        return None
+    return "colgen", cs
+
+
+def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None):
+    """A SolveResult for the orbit or the column generation, or None (enumerate the rays)."""
+    planned = plan(problem, method)
+    if planned is None:
+        return None
+    how, arg = planned
+    if how == "orbit":
+        from ._free_orbit import solve_orbit
+
+        return solve_orbit(problem, arg, timings)
+    return solve_colgen(problem, arg, show, timings, time_limit)
+
+
+def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
+    """Column generation, then main's repair and exact verification (``_finish``)."""
+    from .._objectives import objective_scale, offset_sign
+    from .._solve import RAYS_REL_GAP, Progress, _constant_fallback, _fail, _finish
+    from ._colgen import column_generation
+
+    obj = problem.objective
+    t = time.perf_counter()
+    bar = Progress("column generation", enabled=None if show else False)
+    limit = FREE_TIME_LIMIT if time_limit is None else float(time_limit)
+    # the loop's own target sits below the export's so that the repair's cost fits in it
+    res = column_generation(obj, cs, rel_gap=0.5 * RAYS_REL_GAP, scale_floor=objective_scale(obj), time_limit=limit,
+                            progress=bar if show else None)
+    bar.done()
+    timings["solve"] = time.perf_counter() - t
+    stats = {"method": "colgen", "cone": cs.name, "pieces": len(cs.pieces),
+             **{key: v for key, v in res.stats.items() if key not in ("cone", "pieces")}}
+    if res.status != "optimal" or res.weights is None:
+        return _fail("error", f"column generation failed: {res.message}", timings, stats)
+    w, V, inv = res.weights, res.V, res.invertible
+    keep = w > 1e-13 * max(1.0, float(w.max()))
+    Q = V[:, keep] * w[keep]
+    inv_cols = inv[keep]
+    for j in np.flatnonzero(inv_cols):  # an invertible ray stays exactly a unit vector
+        x = int(np.argmax(Q[:, j]))
+        val = Q[x, j]
+        Q[:, j] = 0.0
+        Q[x, j] = val
+    offset, sign = offset_sign(obj)
+    bound = offset + sign * res.bound if res.bound is not None and math.isfinite(res.bound) else None
+    stats["rays"] = int(V.shape[1])
+    outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
+    message = res.message
+    if message and bound is not None:
+        message = f"{message}; proven gap {abs(res.bound - res.value):.3g} before the repair"
+    # the bound is proven at every stop: _finish calls the answer optimal iff it closes the gap
+    out = _finish(problem, Q, outputs, bound, timings, stats, mix_columns=~inv_cols if inv_cols.any() else None,
+                  proven=True, message=message)
+    if out.status == "error":
+        return _constant_fallback(problem, timings, stats, out.message, bound=bound)
+    return out
