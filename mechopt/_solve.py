@@ -17,7 +17,7 @@ from ._objectives import column_utility, evaluate, objective_scale, offset_sign,
 from ._problem import Problem, load_problem
 from ._result import SolveResult
 from .solvers._labeled import solve_labeled
-from .solvers._raylp import column_generation, column_generation_separable, solve_ray_lp
+from .solvers._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
 from .solvers._rays import MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions
 from .solvers._safe_bound import ray_upper_bound
 from .solvers._structure import BUDGET_CAP
@@ -442,15 +442,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
             upper = ray_upper_bound(V_bound, column_utility(obj, V_bound), d)
         stats["bound_rays"] = int(V_bound.shape[1])
         proven = True
-    keep = w > 1e-13 * max(1.0, w.max())
-    Q = V[:, keep] * w[keep]
-    inv_cols = inv[keep]
-    # an invertible ray must stay exactly a unit vector
-    for j in np.flatnonzero(inv_cols):
-        x = int(np.argmax(Q[:, j]))
-        val = Q[x, j]
-        Q[:, j] = 0.0
-        Q[x, j] = val
+    Q, inv_cols = channel_from_rays(V, w, inv)
     offset, sign = offset_sign(obj)
     bound = offset + sign * upper
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))

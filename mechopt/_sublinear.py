@@ -287,7 +287,7 @@ class _Failed(Exception):
 
 def _solve(f, notions, labels, pricing, enumerable, estimate, all_rays, backend, max_iter, checks, seed, scale,
            name, timings, stats, t_start) -> SolveResult:
-    from .solvers._raylp import solve_ray_lp
+    from .solvers._raylp import channel_from_rays, solve_ray_lp
     from .solvers._repair import repair
     from .solvers._safe_bound import ray_upper_bound
 
@@ -337,14 +337,7 @@ def _solve(f, notions, labels, pricing, enumerable, estimate, all_rays, backend,
                 if sol.status == "optimal" and sol.stats.get("duals") is not None:
                     V, inv, w = Vall, inv_all, sol.weights
                     upper = ray_upper_bound(Vball, mu_ball, sol.stats["duals"], mu_rel=MU_REL)
-    keep = w > 1e-13 * max(1.0, float(w.max()))
-    Q = V[:, keep] * w[keep]
-    inv_cols = inv[keep]
-    for j in np.flatnonzero(inv_cols):  # an invertible ray stays exactly a unit vector
-        x = int(np.argmax(Q[:, j]))
-        val = Q[x, j]
-        Q[:, j] = 0.0
-        Q[x, j] = val
+    Q, inv_cols = channel_from_rays(V, w, inv)
     if Q.shape[1] == 0:
         return fail("error", "the ray LP's weights are all zero")
     t = time.perf_counter()

@@ -86,7 +86,6 @@ def route(problem, method: str, show: bool, timings: dict):
 
 
 def solve_orbit(problem, eps: float, timings: dict):
-    from .._result import SolveResult
     from ._design_orbit import best_subset_size, orbit_certificate
 
     from ._structure import BUDGET_CAP
@@ -125,7 +124,7 @@ def solve_orbit(problem, eps: float, timings: dict):
         return _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, timings, stats, proven=True,
                        **_finish_options())
     # too many outputs to list: export the family
-    from ..families import FamilyMechanism, SubsetMixture
+    from ..families import SubsetMixture
     from ..families._estimate import subset_risk_uniform
 
     t = time.perf_counter()
@@ -133,9 +132,24 @@ def solve_orbit(problem, eps: float, timings: dict):
     spec = SubsetMixture.spec(r, [(d, 1.0)])
     fam = SubsetMixture.from_spec(spec, k)
     value = subset_risk_uniform(fam)
-    gap = abs(value - lower)
-    objective = {"kind": "estimation_variance", "value": value, "bound": lower, "gap": gap,
-                 **{key: v for key, v in problem.objective.to_spec().items() if key != "kind"}}
+    return finish_family(problem, spec, value, lower, stats, timings, t, rel_gap=math.inf)
+
+
+def finish_family(problem, spec: dict, value: float, bound: float, stats: dict, timings: dict, t: float, *,
+                  rel_gap: float):
+    """Export a structured family (too many outputs to list) after its exact check; the status by its gap.
+
+    ``value`` and ``bound`` are the family's objective and the proven bound; the status is
+    ``optimal`` when the gap is within ``rel_gap`` of ``max(|value|, objective scale)``.
+    """
+    from .._objectives import objective_scale
+    from .._result import SolveResult
+    from ..families import FamilyMechanism
+
+    obj = problem.objective
+    gap = abs(value - bound)
+    objective = {"kind": obj.kind, "value": value, "bound": bound, "gap": gap,
+                 **{key: v for key, v in obj.to_spec().items() if key != "kind"}}
     mech = FamilyMechanism.from_family(spec, problem.privacy_spec(), inputs=problem.inputs, objective=objective,
                                        extra={"solver": stats})
     cert = mech.verify()
@@ -143,7 +157,9 @@ def solve_orbit(problem, eps: float, timings: dict):
     if not cert.verified:  # pragma: no cover - ratio_below makes the ratio meet every LDP claim
         return SolveResult("error", None, None, None, None, None, timings,
                            f"the subset-selection family failed its exact check: {cert.detail}", stats)
-    return SolveResult("optimal", mech, value, lower, gap, cert, timings, "", stats)
+    closed = gap <= rel_gap * max(abs(value), objective_scale(obj))
+    return SolveResult("optimal" if closed else "feasible", mech, value, bound, gap, cert, timings,
+                       "" if closed else f"the proven gap {gap:.3g} is above {rel_gap:g}", stats)
 
 
 def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):

@@ -97,7 +97,6 @@ def cyclic_design(k: int, d: int, E: float) -> np.ndarray:
 def solve_orbit(problem, eps: float, timings: dict):
     """The best orbit, exported as a matrix (k <= MATRIX_MAX_K) or a family, verified exactly."""
     from .._objectives import offset_sign
-    from .._result import SolveResult
     from .._solve import _finish
 
     t = time.perf_counter()
@@ -114,28 +113,15 @@ def solve_orbit(problem, eps: float, timings: dict):
     if k <= MATRIX_MAX_K:
         Q = cyclic_design(k, d, E)
         return _finish(problem, Q, tuple(f"y{j}" for j in range(k)), bound, timings, stats)
-    from ..families import FamilyMechanism, SubsetMixture
-    from ._design_route import ratio_below
+    from ..families import SubsetMixture
+    from ._design_route import finish_family, ratio_below
 
     t = time.perf_counter()
     r = ratio_below(eps)  # the largest double <= e^eps: the family meets eps exactly
     spec = SubsetMixture.spec(r, [(d, 1.0)])
     m_r = orbit_utilities(obj, k, r)[d] / (d * r + (k - d))
     value = offset + sign * float(k * m_r)
-    gap = abs(value - bound)
-    objective = {"kind": obj.kind, "value": value, "bound": bound, "gap": gap,
-                 **{key: v for key, v in obj.to_spec().items() if key != "kind"}}
     stats["outputs"] = "family"
-    mech = FamilyMechanism.from_family(spec, problem.privacy_spec(), inputs=problem.inputs, objective=objective,
-                                       extra={"solver": stats})
-    cert = mech.verify()
-    timings["repair_verify"] = time.perf_counter() - t
-    if not cert.verified:  # pragma: no cover - ratio_below makes the ratio meet every LDP claim
-        return SolveResult("error", None, None, None, None, None, timings,
-                           f"the subset-selection family failed its exact check: {cert.detail}", stats)
-    from .._objectives import objective_scale
     from .._solve import RAYS_REL_GAP
 
-    closed = gap <= RAYS_REL_GAP * max(abs(value), objective_scale(obj))
-    return SolveResult("optimal" if closed else "feasible", mech, value, bound, gap, cert, timings,
-                       "" if closed else f"the proven gap {gap:.3g} is above {RAYS_REL_GAP:g}", stats)
+    return finish_family(problem, spec, value, bound, stats, timings, t, rel_gap=RAYS_REL_GAP)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import time
 
-import numpy as np
 
 from .._errors import InputError
 
@@ -96,6 +95,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     from .._objectives import objective_scale, offset_sign
     from .._solve import RAYS_REL_GAP, Progress, _constant_fallback, _fail, _finish
     from ._colgen import column_generation
+    from ._raylp import channel_from_rays
 
     obj = problem.objective
     t = time.perf_counter()
@@ -111,14 +111,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     if res.status != "optimal" or res.weights is None:
         return _fail("error", f"column generation failed: {res.message}", timings, stats)
     w, V, inv = res.weights, res.V, res.invertible
-    keep = w > 1e-13 * max(1.0, float(w.max()))
-    Q = V[:, keep] * w[keep]
-    inv_cols = inv[keep]
-    for j in np.flatnonzero(inv_cols):  # an invertible ray stays exactly a unit vector
-        x = int(np.argmax(Q[:, j]))
-        val = Q[x, j]
-        Q[:, j] = 0.0
-        Q[x, j] = val
+    Q, inv_cols = channel_from_rays(V, w, inv)
     offset, sign = offset_sign(obj)
     bound = offset + sign * res.bound if res.bound is not None and math.isfinite(res.bound) else None
     stats["rays"] = int(V.shape[1])

@@ -144,6 +144,28 @@ def price_mmse_ldp(c: np.ndarray, P: np.ndarray, d: np.ndarray, eps: float, top:
     return C[:, best]
 
 
+def channel_from_rays(V: np.ndarray, w: np.ndarray, inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The channel ``Q = V diag(w)`` over the rays with weight, invertible rays kept exact unit vectors.
+
+    Returns ``(Q, invertible)``: the channel and which of its columns are invertible.
+
+    Examples
+    --------
+    >>> Q, inv = channel_from_rays(np.array([[1.0, 1e-17], [0.5, 1.0]]), np.array([0.5, 0.5]),
+    ...                            np.array([False, True]))
+    >>> Q.tolist(), inv.tolist()
+    ([[0.5, 0.0], [0.25, 0.5]], [False, True])
+    """
+    keep = w > 1e-13 * max(1.0, float(w.max()))
+    Q = V[:, keep] * w[keep]
+    for j in np.flatnonzero(inv[keep]):  # an invertible ray stays exactly a unit vector
+        x = int(np.argmax(Q[:, j]))
+        val = Q[x, j]
+        Q[:, j] = 0.0
+        Q[x, j] = val
+    return Q, inv[keep]
+
+
 def ray_column_generation(obj: Objective, k: int, price, *, backend: str = "highs", tol: float = 1e-10,
                           max_iter: int = 500, progress=None):
     """The one column-generation loop over rays: the ray LP as master, ``price`` as oracle.
