@@ -1,6 +1,7 @@
 """Benchmark: location privacy at city scale (issue 13).
 
-    python -m benchmarks.bench_geo [--cases grid10,euclid10,grid20,grid32,spanner20,baselines] [--md out.md]
+    python -m benchmarks.bench_geo [--cases grid10,euclid10,grid20,grid32,spanner20,baselines]
+                                   [--methods auto,decompose] [--md out.md]
 
 Seeded cases: an n×n grid (unit spacing), a *clustered* prior (three Gaussian hotspots
 plus a small floor), metric privacy with ε = 0.7 per unit, squared-distance loss.
@@ -63,6 +64,7 @@ def run_mechopt(n: int, distance: str, time_limit: float | None = None, spanner:
         out.update(objective=r.objective, bound=r.bound, gap=r.gap,
                    rel_gap=(r.gap / abs(r.objective)) if r.gap is not None else None,
                    verified=bool(r.certificate.verified), master=r.stats.get("master"),
+                   method=r.stats.get("method"), linalg=r.stats.get("linalg"),
                    iterations=r.stats.get("iterations"), outputs_used=r.stats.get("outputs_used"),
                    pairs_active=r.stats.get("pairs_active"), repair_t=r.stats.get("repair", {}).get("t"),
                    timings=dict(r.timings))
@@ -135,11 +137,21 @@ def _fmt(v, spec=".4g"):
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
 
+def _how(m: dict) -> str:
+    """Which method ran and its effort, for the notes column."""
+    if m.get("method") == "ipm":
+        return f"ipm ({m.get('linalg')}), {m.get('iterations')} iterations, {m.get('pairs_active')} pairs"
+    return (f"{m.get('method')} (master {m.get('master')}), {m.get('iterations')} rounds, "
+            f"{m.get('outputs_used') or ''} outputs, {m.get('pairs_active')} pairs")
+
+
 def main(argv=None) -> list[str]:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_geo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--methods", default="auto", help="labeled LP methods to run for grid10/euclid10/grid20/grid32 "
+                    "(auto, ipm, decompose), each in the same run")
     ap.add_argument("--md", metavar="OUT.md")
     args = ap.parse_args(argv)
     import mechopt
@@ -155,23 +167,25 @@ def main(argv=None) -> list[str]:
     print("\n".join(lines), flush=True)
     for case in args.cases.split(","):
         if case == "grid10":
-            m = isolated(run_mechopt, 10, "manhattan", timeout=args.timeout)
             b = isolated(run_libqif, 10, timeout=args.timeout)
-            same = abs(m.get("objective", math.nan) - b.get("objective", math.nan)) / abs(b.get("objective", 1.0))
-            emit(f"| grid10 | {_fmt(m.get('t'), '.2f')} | {m.get('status', m.get('error', m.get('timeout')))} | "
-                 f"{_fmt(m.get('objective'), '.10g')} | {_fmt(m.get('rel_gap'), '.1e')} | libqif | "
-                 f"{_fmt(b.get('t'), '.2f')} | {_fmt(b.get('t', math.nan) / m.get('t', math.nan), '.1f')}× | "
-                 f"{_fmt(m.get('peak_mb'), '.0f')} / {_fmt(b.get('peak_mb'), '.0f')} | "
-                 f"libqif objective {_fmt(b.get('objective'), '.10g')}, relative difference {_fmt(same, '.1e')}; "
-                 f"master {m.get('master')} |")
+            for method in args.methods.split(","):
+                m = isolated(run_mechopt, 10, "manhattan", None, None, method, timeout=args.timeout)
+                same = abs(m.get("objective", math.nan) - b.get("objective", math.nan)) / abs(b.get("objective", 1.0))
+                emit(f"| grid10 [{method}] | {_fmt(m.get('t'), '.2f')} | {m.get('status', m.get('error', m.get('timeout')))} | "
+                     f"{_fmt(m.get('objective'), '.10g')} | {_fmt(m.get('rel_gap'), '.1e')} | libqif | "
+                     f"{_fmt(b.get('t'), '.2f')} | {_fmt(b.get('t', math.nan) / m.get('t', math.nan), '.1f')}× | "
+                     f"{_fmt(m.get('peak_mb'), '.0f')} / {_fmt(b.get('peak_mb'), '.0f')} | "
+                     f"libqif objective {_fmt(b.get('objective'), '.10g')}, relative difference {_fmt(same, '.1e')}; "
+                     f"{_how(m)} |")
         elif case in ("euclid10", "grid20", "grid32"):
             n, dist, tl = {"euclid10": (10, "euclidean", None), "grid20": (20, "manhattan", None),
                            "grid32": (32, "manhattan", 600.0)}[case]
-            m = isolated(run_mechopt, n, dist, tl, timeout=args.timeout)
-            emit(f"| {case} | {_fmt(m.get('t'), '.2f')} | {m.get('status', m.get('error', m.get('timeout')))} | "
-                 f"{_fmt(m.get('objective'), '.10g')} | {_fmt(m.get('rel_gap'), '.1e')} | — | — | — | "
-                 f"{_fmt(m.get('peak_mb'), '.0f')} | master {m.get('master')}, {m.get('iterations')} rounds, "
-                 f"{m.get('outputs_used') or ''} outputs, {m.get('pairs_active')} pairs; {m.get('message', '')} |")
+            for method in args.methods.split(","):
+                m = isolated(run_mechopt, n, dist, tl, None, method, timeout=args.timeout)
+                emit(f"| {case} [{method}] | {_fmt(m.get('t'), '.2f')} | "
+                     f"{m.get('status', m.get('error', m.get('timeout')))} | "
+                     f"{_fmt(m.get('objective'), '.10g')} | {_fmt(m.get('rel_gap'), '.1e')} | — | — | — | "
+                     f"{_fmt(m.get('peak_mb'), '.0f')} | {_how(m)}; {m.get('message', '') if m.get('status') != 'optimal' else ''} |")
         elif case == "spanner20":
             ex = isolated(run_mechopt, 20, "euclidean", 300.0, timeout=args.timeout)
             emit(f"| spanner20 exact | {_fmt(ex.get('t'), '.2f')} | {ex.get('status', ex.get('timeout'))} | "

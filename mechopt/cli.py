@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("problem", help="problem file (YAML or JSON; docs/formats.md)")
     s.add_argument("-o", "--output", required=True, help="mechanism file to write (JSON, format version 2)")
     s.add_argument("--backend", default="auto", help="highs | highs-ipm | highs-ds | cvxpy:SOLVER")
-    s.add_argument("--method", default="auto", help="rays | colgen | orbit | cvxpy | frank-wolfe | decompose | lp")
+    s.add_argument("--method", default="auto", help="rays | colgen | orbit | cvxpy | frank-wolfe | decompose | ipm | lp")
     s.add_argument("--no-reduce", action="store_true", help="do not reduce constraints (for comparison)")
     s.add_argument("--memoize", action="store_true",
                    help="mark the mechanism memoized: clients keep one permanent response per true value")

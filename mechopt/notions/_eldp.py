@@ -415,19 +415,23 @@ class MetricLDP(Notion):
     def distances(self, k: int) -> np.ndarray:
         if self.distance is not None:
             return np.asarray(self.distance)
-        import networkx as nx
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import dijkstra
 
-        g = nx.Graph()
-        g.add_nodes_from(range(k))
+        # the shortest edge per unordered pair; explicit zeros stay edges (csgraph keeps them)
+        W: dict[tuple[int, int], float] = {}
         for a, b, w in self.edges:
-            if g.has_edge(a, b):
-                w = min(w, g[a][b]["weight"])
-            g.add_edge(a, b, weight=w)
-        D = np.full((k, k), INF)
-        for src, lengths in nx.all_pairs_dijkstra_path_length(g, weight="weight"):
-            for dst, d in lengths.items():
-                D[src, dst] = d
-        return D
+            key = (min(a, b), max(a, b))
+            if a != b:
+                W[key] = min(float(w), W.get(key, INF))
+        if not W:
+            D = np.full((k, k), INF)
+            np.fill_diagonal(D, 0.0)
+            return D
+        r, c = np.array(list(W), dtype=np.int64).T
+        v = np.array(list(W.values()))
+        G = sp.csr_matrix((np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), shape=(k, k))
+        return dijkstra(G, directed=False)
 
     def eldp_matrix(self, k: int) -> np.ndarray:
         D = self.distances(k)

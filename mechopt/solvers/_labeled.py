@@ -302,8 +302,9 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     retried with the other HiGHS method, then with budgets above 20 left out (a looser
     relaxation); the status says what failed if nothing works. ``gap_tol`` is the absolute
     gap at which a MILP's bound is good enough (ULDP's roles). Without symmetry, from
-    k = 25 on (or with ``method="decompose"``), E-LDP / metric problems are solved by
-    decomposition over the outputs (:mod:`._metric_lp`); ``time_limit`` (seconds) then
+    k = 25 on (or with ``method="decompose"`` or ``"ipm"``), E-LDP / metric problems are solved
+    by the structured interior-point method or the decomposition over the outputs
+    (:mod:`._metric_route`); ``time_limit`` (seconds) then
     returns its best channel with a proven bound. ``extend``, if given, maps build_lp's
     ``(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, n_q, stats)`` to the first seven
     with rows and variables appended (every new variable in [0, 1] at some optimum;
@@ -312,16 +313,17 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None and method != "decompose" and extend is None:
+    if reduce and square and not invertible and prior is not None and loss is not None and method not in ("decompose", "ipm") and extend is None:
         sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap, time_limit)
         if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
-    if reduce and not invertible and extend is None and method in ("auto", "decompose") and (
-            method == "decompose" or k >= 25):
-        from ._metric_lp import decomposed
+    if reduce and not invertible and extend is None and method in ("auto", "decompose", "ipm") and (
+            method != "auto" or k >= 25):
+        from ._metric_route import metric_labeled
 
-        sol = decomposed(notions, k, m, cost, time_limit=time_limit, progress=progress)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
+        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress)
         if sol is not None and sol.Q is not None:
             sol.stats["total_s"] = time.perf_counter() - t0
             sol.bound = -math.inf if sol.bound is None else sol.bound

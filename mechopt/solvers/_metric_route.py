@@ -1,0 +1,189 @@
+"""The labeled metric LP by the structured interior-point method, with a proven bound.
+
+:func:`solve_metric_ipm` runs :func:`._metric_ipm.metric_ipm` on every kept pair of
+``E`` (no lazy pairs: the IPM's cost grows with the pairs only through sparse products),
+lifts the final iterate into the cone (:func:`._metric_lp.snap_to_cone`) and bounds the
+optimum from the iterate's duals ``(mu, pi)`` with the safe bound of
+:mod:`._safe_bound` — per output, ``min (c_y - mu + A'pi_y) . q`` over the box
+``0 <= q <= 1`` with the pair coefficients rounded outward, plus ``sum(mu)``: weak
+duality for the Lagrangian relaxation of the row sums and the pair rows, valid for any
+multipliers, so an iterate stopped early (time limit, stall) still has a proven bound.
+
+:func:`metric_labeled` is what :func:`._labeled.solve_labeled` calls: ``method="ipm"``
+runs the IPM, ``"decompose"`` the decomposition over outputs (:mod:`._metric_lp`), and
+``"auto"`` the IPM where it was measured to win (:func:`ipm_preferred`), then the decomposition
+with the time left if the IPM's proven gap is above the tolerance (the better channel
+and the larger bound are kept). Measured in docs/geo.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._metric_lp import kept_budgets
+from ._metric_parts import MetricLPResult, _label_bound, _sum_lower, snap_to_cone
+from ._safe_bound import _U, Transposed
+
+#: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
+#: array (~1.6 GB in total) ``auto`` takes the decomposition instead
+IPM_MAX_ENTRIES = 20_000_000
+#: ``auto`` takes the IPM with dense blocks (no band order) up to this many places
+IPM_DENSE_MAX_K = 150
+#: the IPM stops at this relative complementarity gap (the proven gap must reach the
+#: caller's tolerance, 1e-7 for labeled problems, after the snap and the repair)
+IPM_TOL = 1e-9
+
+
+def _pairs(E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    k = E.shape[0]
+    fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
+    a, b = np.nonzero(fin)
+    return a.astype(np.int64), b.astype(np.int64)
+
+
+def ipm_preferred(E: np.ndarray, m: int) -> bool:
+    """Whether ``auto`` takes the IPM: where the benchmark shows it wins (docs/geo.md).
+
+    Its (pairs x outputs) arrays must stay below :data:`IPM_MAX_ENTRIES`, and either
+    k <= :data:`IPM_DENSE_MAX_K` (dense blocks: 10×10 Euclidean, 6 464 pairs) or the
+    pairs have a band order with block size ``<= k / 4`` (grids' neighbours, sparse
+    spanners: 20×20 and 32×32 grids).
+    """
+    from ._metric_ipm import band_order
+
+    k = E.shape[0]
+    a, b = _pairs(E)
+    if len(a) * m > IPM_MAX_ENTRIES:
+        return False
+    return k <= IPM_DENSE_MAX_K or 4 * band_order(k, a, b)[1] <= k
+
+
+def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.ndarray, mu: np.ndarray,
+                          Pi: np.ndarray) -> float:
+    """A proven lower bound on the labeled LP's optimum from any ``mu`` and ``Pi >= 0``.
+
+    ``Pi[p, y]`` multiplies the row ``Q[a_p, y] - e^{E[a_p, b_p]} Q[b_p, y] <= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[0, 1.0], [1.0, 0]])           # 1-LDP on two inputs, Hamming loss
+    >>> a, b = np.array([0, 1]), np.array([1, 0])
+    >>> C = 0.5 * (1 - np.eye(2))                      # optimum 1 / (1 + e)
+    >>> from mechopt.solvers._metric_ipm import metric_ipm
+    >>> r = metric_ipm(C, a, b, np.exp(E[a, b]))
+    >>> L = safe_bound_from_duals(E, C, a, b, r.mu, r.Pi)
+    >>> bool(1 / (1 + np.e) - 1e-9 < L <= 1 / (1 + np.e))
+    True
+    >>> safe_bound_from_duals(E, C, a, b, r.mu, 0 * r.Pi) <= 1 / (1 + np.e)   # any duals: still a bound
+    True
+    """
+    k, m = cost.shape
+    n = len(a)
+    Ev = E[a, b]
+    w_hi = np.exp(Ev) * (1.0 + (8.0 + 2.0 * np.abs(Ev)) * _U)  # outward: the float LP is a relaxation
+    op = Transposed(sp.csr_matrix((np.concatenate([np.ones(n), -w_hi]),
+                                   (np.tile(np.arange(n), 2), np.concatenate([a, b]))), shape=(n, k)))
+    mu = np.asarray(mu, dtype=float)
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(Pi))):
+        return -math.inf
+    total = [_sum_lower(mu)]
+    for y in range(m):
+        total.append(_label_bound(cost[:, y], mu, np.maximum(Pi[:, y], 0.0), op))
+    s = math.fsum(total)
+    return s - 2 * _U * sum(abs(t) for t in total) - 2.0**-1060
+
+
+def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
+                     progress: Callable | None = None) -> MetricLPResult:
+    """The labeled E-LDP LP by the structured IPM: a channel in the cone and a proven bound.
+
+    Status ``optimal`` when ``objective - bound <= rel_gap |objective|``, else
+    ``feasible`` (time limit, stall) with that gap.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[0, 1.0], [1.0, 0]])           # 1-LDP on two inputs
+    >>> r = solve_metric_ipm(E, 0.5 * (1 - np.eye(2)))
+    >>> r.status, round(r.objective, 9), bool(r.objective - r.bound < 1e-9)
+    ('optimal', 0.268941421, True)
+    """
+    from ._metric_ipm import metric_ipm
+
+    t0 = time.perf_counter()
+    E = np.asarray(E, dtype=float)
+    cost = np.asarray(cost, dtype=float)
+    a, b = _pairs(E)
+    # keep a little of the limit for what follows the last iteration (snap, bound, repair, verification)
+    deadline = None if time_limit is None else t0 + float(time_limit) - min(0.05 * float(time_limit), 30.0)
+    last: dict = {}
+
+    def closes(Qi, mu, Pi) -> bool:
+        # the exported channel pays a little more in the repair: ask for half the gap
+        Qs = snap_to_cone(np.maximum(Qi, 0.0), E)
+        obj = float(np.sum(cost * Qs))
+        lb = safe_bound_from_duals(E, cost, a, b, mu, Pi)
+        last.update(Q=Qs, objective=obj, bound=lb, checks=last.get("checks", 0) + 1)
+        return math.isfinite(lb) and obj - lb <= 0.5 * rel_gap * max(abs(obj), 1e-300)
+
+    r = metric_ipm(cost, a, b, np.exp(E[a, b]), tol=min(IPM_TOL, 0.01 * rel_gap), deadline=deadline,
+                   progress=progress, enough=closes, check_below=rel_gap)
+    t = time.perf_counter()
+    if "Q" in last and r.message.startswith("the caller's test"):
+        Q, objective, bound = last["Q"], last["objective"], last["bound"]
+    else:
+        Q = snap_to_cone(np.maximum(r.Q, 0.0), E)
+        objective = float(np.sum(cost * Q))
+        bound = safe_bound_from_duals(E, cost, a, b, r.mu, r.Pi)
+    stats = dict(r.stats, ipm_status=r.status, snap_bound_s=time.perf_counter() - t, pairs_active=len(a),
+                 bound_checks=last.get("checks", 0),
+                 total_s=time.perf_counter() - t0, time_limit_hit=r.status == "time limit")
+    closed = math.isfinite(bound) and objective - bound <= rel_gap * max(abs(objective), 1e-300)
+    message = "" if closed else (f"{r.message}; " if r.message else "") + (
+        f"proven relative gap {(objective - bound) / max(abs(objective), 1e-300):.2e}"
+        if math.isfinite(bound) else "no bound")
+    return MetricLPResult("optimal" if closed else "feasible", Q, objective, bound, message, stats)
+
+
+def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "auto", rel_gap: float = 1e-7,
+                   time_limit: float | None = None, progress: Callable | None = None):
+    """The labeled metric LP as a :class:`~._labeled.LabeledSolution`, or None if it does not apply.
+
+    ``method``: ``"ipm"``, ``"decompose"`` or ``"auto"`` (see the module docstring).
+    """
+    from ._labeled import LabeledSolution
+    from ._metric_lp import solve_metric_lp
+
+    t0 = time.perf_counter()
+    E = kept_budgets(notions, k)
+    if E is None:
+        return None
+    t_build = time.perf_counter() - t0
+    use_ipm = method == "ipm" or (method == "auto" and ipm_preferred(E, m))
+    runs: list[tuple[str, MetricLPResult]] = []
+    if use_ipm:
+        tl = None if time_limit is None else max(time_limit - t_build, 0.0)
+        runs.append(("ipm", solve_metric_ipm(E, cost, rel_gap=rel_gap, time_limit=tl, progress=progress)))
+    left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    if not runs or (method == "auto" and runs[0][1].status != "optimal" and (left is None or left > 1.0)):
+        runs.append(("decompose", solve_metric_lp(E, cost, time_limit=left, progress=progress)))
+    good = [(name, r) for name, r in runs if r.Q is not None]
+    if not good:
+        name, r = runs[-1]
+        return LabeledSolution("error", None, None, r.message, dict(r.stats, method=name, build_s=t_build))
+    name, best = min(good, key=lambda nr: nr[1].objective)
+    bound = max(r.bound for _, r in runs)
+    stats = dict(best.stats, method=name, build_s=t_build, bound=bound)
+    if len(runs) > 1:
+        stats["tried"] = {n: {"status": r.status, "objective": r.objective, "bound": r.bound,
+                              "total_s": r.stats.get("total_s")} for n, r in runs}
+    closed = math.isfinite(bound) and best.objective - bound <= rel_gap * max(abs(best.objective), 1e-300)
+    status = "optimal" if closed else "feasible"
+    return LabeledSolution(status, best.Q, best.objective, "" if closed else best.message, stats,
+                           bound=bound if math.isfinite(bound) else -math.inf)

@@ -1,0 +1,203 @@
+"""The structured interior-point method for the labeled metric LP (solvers/_metric_ipm.py,
+solvers/_metric_route.py), checked against one plain HiGHS LP of the whole problem."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+import mechopt
+from mechopt.geo import Places
+from mechopt.solvers._metric_ipm import BandBlocks, DenseBlocks, band_order, metric_ipm
+from mechopt.solvers._metric_route import safe_bound_from_duals, solve_metric_ipm
+
+EPS = 0.7
+
+
+def _clustered(places: Places, seed: int = 0) -> np.ndarray:
+    """Two Gaussian hotspots plus a small floor (seeded)."""
+    rng = np.random.default_rng(seed)
+    c = places.coords[rng.choice(places.k, 2, replace=False)]
+    d2 = ((places.coords[:, None, :] - c[None]) ** 2).sum(-1)
+    p = np.exp(-d2 / 2.0).sum(axis=1) + 0.02
+    return p / p.sum()
+
+
+def _problem(n: int, metric: str, seed: int = 0):
+    """``(E, cost, doc)``: an n×n grid, ε = 0.7 per unit, squared loss, clustered prior."""
+    pl = Places.grid(n, n)
+    k = pl.k
+    E = np.full((k, k), np.inf)
+    np.fill_diagonal(E, 0.0)
+    if metric == "grid":
+        for a, b, w in pl.grid_edges():
+            E[a, b] = E[b, a] = EPS * w
+        dist = "manhattan"
+    else:
+        E = EPS * pl.distances("euclidean")
+        dist = "euclidean"
+    prior = _clustered(pl, seed)
+    cost = prior[:, None] * pl.loss("squared")
+    doc = {"places": {"grid": [n, n]}, "privacy": [{"notion": "metric", "epsilon": EPS, "distance": dist}],
+           "objective": {"kind": "expected_loss", "loss": "squared", "prior": prior.tolist()}}
+    return E, cost, doc
+
+
+def _highs_optimum(E: np.ndarray, cost: np.ndarray) -> float:
+    """The whole LP (every finite pair, every output) in one scipy/HiGHS solve."""
+    k, m = cost.shape
+    a, b = np.nonzero(np.isfinite(E) & ~np.eye(k, dtype=bool))
+    P = len(a)
+    r = np.arange(P * m)
+    pa = (a[:, None] * m + np.arange(m)[None]).ravel()
+    pb = (b[:, None] * m + np.arange(m)[None]).ravel()
+    wv = np.repeat(np.exp(E[a, b]), m)
+    A_ub = sp.csr_matrix((np.concatenate([np.ones(P * m), -wv]), (np.concatenate([r, r]), np.concatenate([pa, pb]))),
+                         shape=(P * m, k * m))
+    A_eq = sp.csr_matrix((np.ones(k * m), (np.repeat(np.arange(k), m), np.arange(k * m))), shape=(k, k * m))
+    res = linprog(cost.ravel(), A_ub=A_ub, b_ub=np.zeros(P * m), A_eq=A_eq, b_eq=np.ones(k), method="highs")
+    assert res.status == 0
+    return float(res.fun)
+
+
+def _pairs(E):
+    a, b = np.nonzero(np.isfinite(E) & ~np.eye(E.shape[0], dtype=bool))
+    return a, b, np.exp(E[a, b])
+
+
+CASES = [(3, "grid", 0), (3, "euclidean", 1), (4, "euclidean", 2), (5, "grid", 3), (6, "grid", 4),
+         (5, "euclidean", 5)]
+
+
+@pytest.mark.parametrize("n,metric,seed", CASES)
+def test_ipm_matches_highs_and_its_safe_bound_is_below_the_optimum(n, metric, seed):
+    E, cost, _ = _problem(n, metric, seed)
+    opt = _highs_optimum(E, cost)
+    a, b, w = _pairs(E)
+    r = metric_ipm(cost, a, b, w)
+    assert r.status == "optimal"
+    assert abs(r.pobj - opt) <= 1e-6 * opt and abs(r.dobj - opt) <= 1e-6 * opt
+    # the raw iterate: rows sum to 1 and every pair holds, up to rounding
+    assert np.allclose(r.Q.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(r.Q[a] <= w[:, None] * r.Q[b] * (1 + 1e-9) + 1e-12)
+    # the safe bound from its duals: below HiGHS's optimum, and within the IPM's gap of it
+    L = safe_bound_from_duals(E, cost, a, b, r.mu, r.Pi)
+    assert L <= opt * (1 + 1e-12)
+    assert opt - L <= 1e-7 * opt
+    # ... and valid for any multipliers, not only near-optimal ones
+    rng = np.random.default_rng(seed)
+    L2 = safe_bound_from_duals(E, cost, a, b, r.mu * (1 + 0.1 * rng.standard_normal(len(r.mu))),
+                               r.Pi * rng.uniform(0, 2, r.Pi.shape))
+    assert L2 <= opt * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("n,metric,seed", [(4, "grid", 6), (5, "euclidean", 7), (6, "grid", 8)])
+def test_solve_with_ipm_repairs_verifies_and_proves(n, metric, seed):
+    E, cost, doc = _problem(n, metric, seed)
+    opt = _highs_optimum(E, cost)
+    res = mechopt.solve(doc, method="ipm", quiet=True)
+    assert res.stats["method"] == "ipm"
+    assert res.status == "optimal" and res.certificate.verified
+    # the exported channel passes the exact verifier afresh, and has the optimum's value
+    assert mechopt.verify(res.mechanism.matrix, list(mechopt.load_problem(doc).notions)).verified
+    assert abs(res.objective - opt) <= 1e-7 * opt
+    assert res.bound <= opt * (1 + 1e-12) and res.gap <= 1e-7 * res.objective
+
+
+def test_auto_takes_the_ipm_from_25_places_and_decompose_still_works():
+    _, _, doc = _problem(5, "grid", 9)
+    auto = mechopt.solve(doc, quiet=True)
+    dec = mechopt.solve(doc, method="decompose", quiet=True)
+    assert auto.stats["method"] == "ipm" and dec.stats["method"] == "decompose"
+    assert auto.status == dec.status == "optimal"
+    assert abs(auto.objective - dec.objective) <= 1e-7 * dec.objective
+
+
+def test_time_limit_gives_a_verified_channel_with_a_proven_gap():
+    E, cost, doc = _problem(6, "euclidean", 10)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_ipm(E, cost, time_limit=0.0)  # stops before the first step
+    assert r.status == "feasible" and r.stats["time_limit_hit"]
+    assert r.bound <= opt * (1 + 1e-12) <= r.objective * (1 + 1e-12)
+    short = mechopt.solve(doc, method="ipm", quiet=True, time_limit=1e-3)
+    assert short.status == "feasible" and short.certificate.verified
+    assert short.gap is None or short.gap > 1e-7 * short.objective
+    assert short.objective >= opt * (1 - 1e-12)
+    assert short.bound is None or short.bound <= opt * (1 + 1e-12)
+    assert "gap" in short.message
+
+
+def test_band_and_dense_schur_complements_agree_with_numpy():
+    rng = np.random.default_rng(12)
+    pl = Places.grid(4, 5)
+    k, m = pl.k, 6
+    a, b = np.array([[e[0], e[1]] for e in pl.grid_edges()]).T
+    a, b = np.concatenate([a, b]), np.concatenate([b, a])
+    w = np.exp(rng.uniform(0.2, 1.5, len(a)))
+    ca, cb = np.ones(len(a)), -w
+    A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
+                      shape=(len(a), k)).toarray()
+    dq = rng.uniform(1e-3, 1e3, (k, m))
+    D = rng.uniform(1e-3, 1e3, (len(a), m))
+    want = sum(np.linalg.inv(np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A) for y in range(m))
+    perm, bs = band_order(k, a, b)
+    assert bs <= 5  # a 4×5 grid: neighbours at most one row apart
+    G = rng.standard_normal((k, m))
+    for lin in (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs)):
+        M = lin.factor(dq, D)
+        assert np.allclose(M, want, rtol=1e-8, atol=1e-12 * np.abs(want).max())
+        X = lin.solve(G)
+        for y in range(m):
+            H = np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A
+            assert np.allclose(H @ X[:, y], G[:, y], rtol=1e-7, atol=1e-9 * np.abs(G[:, y]).max())
+
+
+def test_ipm_on_outputs_other_than_the_inputs():
+    rng = np.random.default_rng(13)
+    k, m = 8, 5
+    E = rng.uniform(0.3, 2.0, (k, k))
+    E = np.minimum(E, E.T)
+    np.fill_diagonal(E, 0.0)
+    cost = rng.random((k, m))
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_ipm(E, cost)
+    assert r.status == "optimal"
+    assert r.bound <= opt * (1 + 1e-12) and abs(r.objective - opt) <= 1e-7 * opt
+    assert not math.isinf(r.bound)
+
+
+def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
+    from mechopt.solvers._metric_route import ipm_preferred
+
+    def grid_E(n):
+        pl = Places.grid(n, n)
+        E = np.full((pl.k, pl.k), np.inf)
+        np.fill_diagonal(E, 0.0)
+        for a, b, w in pl.grid_edges():
+            E[a, b] = E[b, a] = EPS * w
+        return E
+
+    assert ipm_preferred(grid_E(13), 169)  # 169 places, band blocks of 13
+    rng = np.random.default_rng(14)
+    E = rng.uniform(0.5, 1.0, (160, 160))  # every pair, no band order: dense blocks
+    np.fill_diagonal(E, 0.0)
+    assert not ipm_preferred(E, 160)
+    assert ipm_preferred(E[:100, :100], 100)  # dense blocks on few places
+    assert not ipm_preferred(E[:100, :100], 10**6)  # the (pairs x outputs) arrays would not fit
+
+
+def test_auto_falls_back_to_the_decomposition_when_the_ipm_does_not_close_the_gap(monkeypatch):
+    import mechopt.solvers._metric_route as route
+
+    E, cost, doc = _problem(5, "grid", 9)  # (a seed whose prior has no symmetry: no orbit LP)
+    real = route.solve_metric_ipm
+    monkeypatch.setattr(route, "solve_metric_ipm", lambda E, cost, **kw: real(E, cost, time_limit=0.0))
+    res = mechopt.solve(doc, quiet=True)
+    assert res.stats["method"] == "decompose" and set(res.stats["tried"]) == {"ipm", "decompose"}
+    assert res.stats["tried"]["ipm"]["status"] == "feasible"
+    assert res.status == "optimal" and res.certificate.verified
+    assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
