@@ -503,6 +503,8 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_C
 
     if any(n.name not in ("eldp", "metric") for n in notions):
         return None
+    if prior is None or len(np.unique(prior)) == k:
+        return None  # a symmetry maps inputs to inputs of equal prior: all distinct, only the identity
     tb = time.perf_counter()
     sysm = column_system(notions, k, budget_cap=budget_cap)
     if sysm.groups:
