@@ -204,6 +204,33 @@ def _finish(obj: Objective, col: _Collector, d: np.ndarray, s: np.ndarray, upper
 DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pricing_deadline", default=math.inf)
 
 
+def best_first(heap: list, branch: Callable, col, floor: float, max_nodes: int | None) -> tuple[float, bool, int]:
+    """Best-first branch and bound over ``heap`` (items ``(-upper, tiebreak, *node)``).
+
+    Pops the node of largest upper bound; prunes it when that bound is no better than
+    the best column found (``col.best``) or ``floor``, else ``branch(item)`` pushes its
+    children. Returns ``(bound, exact, nodes)``: the largest upper bound among the nodes
+    pruned here or left open (with ``col.best``, a proven bound on the search's maximum),
+    whether the search finished, and how many nodes were branched.
+    """
+    pruned, nodes, exact = -math.inf, 0, True
+    while heap:
+        item = heapq.heappop(heap)
+        ub = -item[0]
+        if ub <= max(col.best, floor):
+            pruned = max(pruned, ub)
+            continue
+        if _budget_spent(max_nodes, nodes, col.best, ub):
+            heapq.heappush(heap, item)
+            exact = False
+            break
+        nodes += 1
+        branch(item)
+    if heap:
+        pruned = max(pruned, max(-h[0] for h in heap))
+    return pruned, exact, nodes
+
+
 def _budget_spent(max_nodes: int | None, nodes: int, best: float, top_bound: float) -> bool:
     """A search may stop early once past its node budget *and* holding columns worth at
     least half of the best bound still open (so an early stop still leaves a useful

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .._problem import Objective
-from ._pricing import LipSlice, Priced, _budget_spent, _Collector, _envelope_search, _finish, _safety
+from ._pricing import LipSlice, Priced, _Collector, _envelope_search, _finish, _safety, best_first
 from ._pricing_sep import _phi
 
 
@@ -226,7 +226,6 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
 
     heap: list = []
     counter = 0
-    nodes = 0
     pruned = -math.inf
 
     def push(j, inm, outm):
@@ -261,26 +260,16 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     empty = np.zeros(k, bool)
     for j in pos:
         push(int(j), empty, zero.copy())
-    exact = True
-    while heap:
-        item = heapq.heappop(heap)
-        neg, _, j, inm, outm, x = item
-        ub = -neg
-        if ub <= max(col.best, floor):
-            pruned = max(pruned, ub)
-            continue
-        if _budget_spent(max_nodes, nodes, col.best, ub):
-            heapq.heappush(heap, item)
-            exact = False
-            break
-        nodes += 1
+    def branch(item):  # coordinate x in the set of coordinates at their upper bound, or out of it
+        _, _, j, inm, outm, x = item
         i1, o1 = inm.copy(), outm.copy()
         i1[x] = True
         o1[x] = True
         push(j, i1, outm)
         push(j, inm, o1)
-    if heap:
-        pruned = max(pruned, max(-h[0] for h in heap))
+
+    open_bound, exact, nodes = best_first(heap, branch, col, floor, max_nodes)
+    pruned = max(pruned, open_bound)
     return _finish(obj, col, d, P, max(pruned, col.best), 1.0, exact, nodes, k)
 
 

@@ -8,14 +8,27 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Callable
 
 import numpy as np
 
 from .._problem import Objective
-from ._pricing import (Priced, Staircases, _budget_spent, _Collector, _finish, _safety, _staircase_setup,
+from ._pricing import (Priced, Staircases, _Collector, best_first, _finish, _safety, _staircase_setup,
                        _zero_prior_staircases)
 
 # -- separable objectives: histogram MSE and mutual information ---------------------------
+
+
+def _split_in_out(push: Callable) -> Callable:
+    """Branch a staircase node ``(-ub, tie, inm, outm, j)`` on item ``j``: in ``S``, or out of it."""
+    def branch(item):
+        _, _, inm, outm, j = item
+        i1, o1 = inm.copy(), outm.copy()
+        i1[j] = True
+        o1[j] = True
+        push(i1, outm)
+        push(inm, o1)
+    return branch
 
 
 def _phi(kind: str, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
@@ -95,7 +108,6 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
             return float(inner[je]), free, jv, je, best_v
         return best_v, free, jv, -1, best_v
 
-    nodes = 0
     pruned = -math.inf
     heap: list = []
     counter = 0
@@ -119,25 +131,8 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
         heapq.heappush(heap, (-ub, counter, inm, outm, int(free[je])))
 
     push(base_in.copy(), zero & ~base_in)
-    exact = True
-    while heap:
-        neg, _, inm, outm, j = heapq.heappop(heap)
-        ub = -neg
-        if ub <= max(col.best, floor):
-            pruned = max(pruned, ub)
-            continue
-        if _budget_spent(max_nodes, nodes, col.best, ub):
-            heapq.heappush(heap, (neg, 0, inm, outm, j))
-            exact = False
-            break
-        nodes += 1
-        i1, o1 = inm.copy(), outm.copy()
-        i1[j] = True
-        o1[j] = True
-        push(i1, outm)
-        push(inm, o1)
-    if heap:
-        pruned = max(pruned, max(-h[0] for h in heap))
+    open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
+    pruned = max(pruned, open_bound)
     return _finish(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
 
 
@@ -278,7 +273,6 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
 
     heap: list = []
     counter = 0
-    nodes = 0
     pruned = -math.inf
 
     def push(inm, outm):
@@ -309,26 +303,8 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         heapq.heappush(heap, (-ub, counter, inm, outm, int(fi[order[m]])))
 
     push(base_in.copy(), zero & ~base_in)
-    exact = True
-    while heap:
-        item = heapq.heappop(heap)
-        neg, _, inm, outm, j = item
-        ub = -neg
-        if ub <= max(col.best, floor):
-            pruned = max(pruned, ub)
-            continue
-        if _budget_spent(max_nodes, nodes, col.best, ub):
-            heapq.heappush(heap, item)
-            exact = False
-            break
-        nodes += 1
-        i1, o1 = inm.copy(), outm.copy()
-        i1[j] = True
-        o1[j] = True
-        push(i1, outm)
-        push(inm, o1)
-    if heap:
-        pruned = max(pruned, max(-h[0] for h in heap))
+    open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
+    pruned = max(pruned, open_bound)
     return _finish(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
 
 
