@@ -191,6 +191,9 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
                 bound = after - slack * scale if obj.minimize else after + slack * scale
             else:
                 conflict = True
+    false_bound = bound if conflict else None
+    if conflict:
+        bound = None  # a bound the exported channel beats is false: never exported
     gap = abs(after - bound) if bound is not None else None
     objective = {"kind": obj.kind, "value": after, "bound": bound, "gap": gap, **{
         k: v for k, v in obj.to_spec().items() if k != "kind"}}
@@ -210,8 +213,8 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     closed = gap is not None and gap <= max(rel_gap * max(abs(after), objective_scale(obj)), 1e-300) and not conflict
     status = "optimal" if (proven and closed) else "feasible"
     if conflict:
-        message = (f"the exported channel's {obj.kind} {after!r} is better than the proven bound {bound!r}: "
-                   "a bug, please report the problem")
+        message = (f"the exported channel's {obj.kind} {after!r} is better than the computed bound {false_bound!r}, "
+                   "so no bound is reported (a solver's inaccuracy; please report the problem)")
     if proven and not closed and not message:
         message = ("no bound could be proven" if gap is None else
                    f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")
