@@ -172,6 +172,14 @@ def risk_relative_error(Q: np.ndarray, p0) -> float:
     return float(4 * (2.0**-53 * S.max() + dA) / S.min())
 
 
+def evaluation_error(obj: Objective, Q: np.ndarray) -> float:
+    """A bound on the relative rounding error of :func:`evaluate` at ``Q`` (0 where it is negligible).
+
+    Only the estimation risk can be ill-conditioned enough to matter (:func:`risk_relative_error`).
+    """
+    return risk_relative_error(Q, obj.prior) if obj.kind == "estimation_variance" else 0.0
+
+
 def risk_covariance(Q: np.ndarray, p0: np.ndarray) -> np.ndarray:
     """Asymptotic covariance ``B J^-1 B^T`` of ``sqrt(n) (p_hat - p)`` for the efficient estimator.
 

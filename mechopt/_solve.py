@@ -13,7 +13,7 @@ from ._errors import InputError, MechoptError
 from ._export import finalize_export
 from ._mechanism import Mechanism
 from .notions import LDP, LIP
-from ._objectives import column_utility, evaluate, objective_scale, offset_sign, risk_relative_error
+from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error
 from ._problem import Problem, load_problem
 from ._result import SolveResult
 from .solvers._labeled import solve_labeled
@@ -183,7 +183,7 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
             # the estimation risk of an ill-conditioned channel is only known to its
             # evaluation error (relative 8u * cond(J)^(1/2)): within it, the bound is
             # lowered by that error instead of calling a conflict (fuzz seed 14 #984)
-            slack = risk_relative_error(Qr, obj.prior) if obj.kind == "estimation_variance" else 0.0
+            slack = evaluation_error(obj, Qr)
             scale = max(abs(after), objective_scale(obj), 1e-300)
             if beyond <= 1e-12 * scale:
                 bound = after

@@ -11,13 +11,8 @@ from mechopt.geo import (Places, bayesian_remap, exact_baseline, expand_places, 
                          planar_laplace, plot_expected_error, plot_reporting, prior_from_counts, spanner)
 from mechopt.solvers._metric_lp import solve_metric_lp
 
+from _geo_cases import clustered
 
-def _clustered(places: Places, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    c = places.coords[rng.choice(places.k, 2, replace=False)]
-    d2 = ((places.coords[:, None, :] - c[None]) ** 2).sum(-1)
-    p = np.exp(-d2 / 2.0).sum(axis=1) + 0.02
-    return p / p.sum()
 
 
 def _plain_lp(E: np.ndarray, cost: np.ndarray) -> float:
@@ -51,11 +46,11 @@ def test_decomposition_matches_one_plain_lp(master, case):
         np.fill_diagonal(E, 0)
         for a, b, w in pl.grid_edges():
             E[a, b] = E[b, a] = 0.7 * w
-        cost = _clustered(pl)[:, None] * pl.loss("squared")
+        cost = clustered(pl)[:, None] * pl.loss("squared")
     elif case == "euclidean":
         pl = Places.from_xy(np.random.default_rng(3).random((14, 2)) * 4)
         E = 0.9 * pl.distances("euclidean")
-        cost = _clustered(pl, 1)[:, None] * pl.loss("euclidean")
+        cost = clustered(pl, 1)[:, None] * pl.loss("euclidean")
     else:
         rng = np.random.default_rng(5)
         E = rng.uniform(0.3, 2.0, (10, 10))
@@ -74,7 +69,7 @@ def test_decomposition_matches_one_plain_lp(master, case):
 def test_lazy_pairs_start_sparse_and_end_exact():
     pl = Places.from_xy(np.random.default_rng(11).random((40, 2)) * 6)
     E = 0.8 * pl.distances("euclidean")
-    cost = _clustered(pl, 2)[:, None] * pl.loss("squared")
+    cost = clustered(pl, 2)[:, None] * pl.loss("squared")
     r = solve_metric_lp(E, cost, master="block")
     assert r.stats["pairs_lazy"] and r.stats["pairs_active"] < 40 * 39
     Q = np.maximum(r.Q, 0)
@@ -86,7 +81,7 @@ def test_lazy_pairs_start_sparse_and_end_exact():
 def test_time_limit_returns_a_feasible_verified_mechanism_with_its_gap():
     doc = {"places": {"grid": [6, 6]}, "privacy": [{"notion": "metric", "epsilon": 0.7, "distance": "euclidean"}],
            "objective": {"kind": "expected_loss", "loss": "squared",
-                         "prior": _clustered(Places.grid(6, 6)).tolist()}}
+                         "prior": clustered(Places.grid(6, 6)).tolist()}}
     full = mechopt.solve(doc, method="decompose", quiet=True)
     assert full.status == "optimal" and full.gap <= 1e-7 * full.objective
     short = mechopt.solve(doc, method="decompose", quiet=True, time_limit=1e-3)
@@ -143,7 +138,7 @@ def test_spanner_stretch_and_privacy(delta):
     # the spanner mechanism (eps / delta on its edges) is eps * d private
     eps = 1.2
     sp_notion = MetricLDP(eps / delta, edges=[list(e) for e in edges]).bind(list(pl.labels))
-    cost = _clustered(pl)[:, None] * pl.loss("squared")
+    cost = clustered(pl)[:, None] * pl.loss("squared")
     E_sp = sp_notion.eldp_matrix(25)
     r = solve_metric_lp(E_sp, cost)
     from mechopt.solvers._repair import repair
@@ -160,7 +155,7 @@ def test_baselines_are_private_and_no_better_than_the_optimum():
     eps = 0.8
     D = pl.distances("euclidean")
     notion = MetricLDP(eps, distance=D.tolist()).bind(list(pl.labels))
-    prior = _clustered(pl, 3)
+    prior = clustered(pl, 3)
     L = pl.loss("squared")
     opt = solve_metric_lp(eps * D, prior[:, None] * L)
     em = exponential_mechanism(D, eps)

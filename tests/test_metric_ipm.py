@@ -15,16 +15,10 @@ from mechopt.geo import Places
 from mechopt.solvers._metric_ipm import BandBlocks, DenseBlocks, band_order, metric_ipm
 from mechopt.solvers._metric_route import safe_bound_from_duals, solve_metric_ipm
 
+from _geo_cases import clustered
+
 EPS = 0.7
 
-
-def _clustered(places: Places, seed: int = 0) -> np.ndarray:
-    """Two Gaussian hotspots plus a small floor (seeded)."""
-    rng = np.random.default_rng(seed)
-    c = places.coords[rng.choice(places.k, 2, replace=False)]
-    d2 = ((places.coords[:, None, :] - c[None]) ** 2).sum(-1)
-    p = np.exp(-d2 / 2.0).sum(axis=1) + 0.02
-    return p / p.sum()
 
 
 def _problem(n: int, metric: str, seed: int = 0):
@@ -40,7 +34,7 @@ def _problem(n: int, metric: str, seed: int = 0):
     else:
         E = EPS * pl.distances("euclidean")
         dist = "euclidean"
-    prior = _clustered(pl, seed)
+    prior = clustered(pl, seed)
     cost = prior[:, None] * pl.loss("squared")
     doc = {"places": {"grid": [n, n]}, "privacy": [{"notion": "metric", "epsilon": EPS, "distance": dist}],
            "objective": {"kind": "expected_loss", "loss": "squared", "prior": prior.tolist()}}
