@@ -147,3 +147,35 @@ def test_budgets_above_the_cap_keep_mains_relaxation():
            "objective": {"kind": "mmse", "values": list(range(20))}}
     r = solve(doc, quiet=True, method="colgen")
     assert r.stats["method"] == "rays" and r.certificate.verified
+
+
+def test_sparse_master_matches_a_dense_lp_and_survives_pruning():
+    # the master's sparse form (v = alpha 1 + r, one extra row) must solve the same LP as
+    # the dense ray LP: same value, duals feasible and optimal for it (scipy, independent)
+    from scipy.optimize import linprog
+
+    from mechopt.solvers._colgen import Master
+
+    rng = np.random.default_rng(5)
+    k, n, a = 9, 60, math.e - 1
+    V = np.ones((k, n)) + a * (rng.uniform(size=(k, n)) < 0.4)
+    V = np.hstack([V, np.eye(k)[:, :3], np.ones((k, 1))])  # unit rays and the constant ray too
+    mu = rng.uniform(0.0, 1.0, V.shape[1]) * V.sum(axis=0)
+    ref = linprog(-mu, A_eq=V, b_eq=np.ones(k), bounds=(0, None), method="highs")
+    assert ref.status == 0
+    m = Master(k)
+    m.add(V[:, :30], mu[:30])
+    m.solve()
+    m.add(V[:, 30:], mu[30:])
+    status, value, w, d = m.solve()
+    assert status == "optimal" and abs(value + ref.fun) <= 1e-9 * max(1.0, abs(ref.fun))
+    assert np.allclose(m.V @ w, 1.0, atol=1e-9)
+    assert np.all(d @ V >= mu - 1e-8) and abs(d.sum() - value) <= 1e-8
+    # pruning keeps the optimum (only non-basic columns go) and forgets the dropped keys
+    before = m.V.copy()
+    kept = m.prune(w, d, keep=20, protect=5)
+    assert kept is not None and m.V.shape[1] == kept.sum() >= 20 and kept[:5].all()
+    assert np.all(w[~kept] == 0)
+    status, value2, w2, _ = m.solve()
+    assert abs(value2 - value) <= 1e-9 * max(1.0, abs(value))
+    assert len(m.add(before[:, ~kept][:, :1], np.zeros(1))) == 1  # a dropped ray can come back
