@@ -179,3 +179,30 @@ def test_sparse_master_matches_a_dense_lp_and_survives_pruning():
     status, value2, w2, _ = m.solve()
     assert abs(value2 - value) <= 1e-9 * max(1.0, abs(value))
     assert len(m.add(before[:, ~kept][:, :1], np.zeros(1))) == 1  # a dropped ray can come back
+
+
+@pytest.mark.parametrize("kind", ["histogram_mse", "mutual_information"])
+def test_lip_k50_reaches_the_chord_bound(kind):
+    """At k = 50 the LIP optimum sits on the chord bound, a closed form (docs/large.md).
+
+    Each ``phi_x`` (``(P_x t)^2``, ``P_x t log t``) lies under its chord on ``[e^-eps, e^eps]``,
+    so the chords at ``t = 1`` bound the ray LP: ``MSE >= 1 - sum P_x^2 (lo + hi - lo hi)``
+    and ``MI <= sum P_x (lo log lo + (1 - lo)(hi log hi - lo log lo)/(hi - lo))``. The
+    answer must be proven optimal, verified, and its channel's own objective within the
+    gap of that bound.
+    """
+    doc = problem("lip", kind, 50, seed=11, eps=1.0)
+    P = np.asarray(doc["objective"]["prior"])
+    lo, hi = math.exp(-1.0), math.exp(1.0)
+    if kind == "histogram_mse":
+        bound = 1.0 - float((P**2).sum()) * (lo + hi - lo * hi)
+    else:
+        slope = (hi * math.log(hi) - lo * math.log(lo)) / (hi - lo)
+        bound = float(P.sum()) * (lo * math.log(lo) + (1 - lo) * slope)
+    r = solve(doc, quiet=True, time_limit=60)
+    assert r.status == "optimal" and r.certificate.verified
+    value = evaluate(mechopt.load_problem(doc).objective, r.mechanism.matrix)
+    scale = objective_scale(mechopt.load_problem(doc).objective)
+    sign = 1.0 if kind == "histogram_mse" else -1.0  # MSE is minimised, MI maximised
+    assert sign * (value - bound) >= -1e-12
+    assert sign * (value - bound) <= 1e-9 * scale

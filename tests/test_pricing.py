@@ -17,7 +17,7 @@ from mechopt._problem import Objective
 from mechopt.notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP
 from mechopt.solvers._colgen import decompose
 from mechopt.solvers._pricing import LipSlice, Staircases, price
-from mechopt.solvers._pricing_lip import lip_chord_duals
+from mechopt.solvers._pricing_lip import lip_chord_duals, near_chord_vertices
 from mechopt.solvers._rays import enumerate_rays, ldp_rays, lip_slice_vertices
 
 KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
@@ -216,6 +216,35 @@ def test_lip_chord_duals_are_dual_feasible(kind):
         d = lip_chord_duals(LipSlice(P, eps), obj)
         V = lip_slice_vertices(P, eps)
         assert np.all(d @ V >= mu(kind, P, V) - 1e-12)
+
+
+@pytest.mark.parametrize("kind", ["histogram_mse", "mutual_information"])
+@pytest.mark.parametrize("k,eps,zeros", [(30, 1.0, 0), (45, 0.5, 3), (60, 2.0, 1)])
+def test_near_chord_vertices_are_vertices_within_the_target(kind, k, eps, zeros):
+    """Every column is a vertex of the slice, and at most ``target`` under the chords."""
+    rng = np.random.default_rng(700 + k)
+    P = rng.dirichlet(np.ones(k))
+    P[:zeros] = 0.0
+    P /= P.sum()
+    lo, hi = math.exp(-eps), math.exp(eps)
+    obj = Objective(kind, P)
+    target = 1e-9
+    V = near_chord_vertices(LipSlice(P, eps), obj, target, 40, np.random.default_rng(1))
+    assert V.shape[1] > 0
+    assert np.all(np.abs(P @ V - 1.0) <= 1e-12)
+    assert np.all((V >= lo - 1e-15) & (V <= hi + 1e-15))
+    inner = (V > lo + 1e-12) & (V < hi - 1e-12) & (P[:, None] > 0)
+    assert np.all(inner.sum(axis=0) <= 1)
+    # the chords of phi_x(t) = (P t)^2 or P t log t through lo and hi, at each coordinate
+    phi = (lambda t: (P[:, None] * t) ** 2) if kind == "histogram_mse" else (lambda t: P[:, None] * t * np.log(t))
+    flo, fhi = phi(np.full((k, 1), lo)), phi(np.full((k, 1), hi))
+    chord = flo + (fhi - flo) * (V - lo) / (hi - lo)
+    shortfall = (chord - phi(V)).sum(axis=0)
+    assert np.all(shortfall >= -1e-15)
+    assert np.all(shortfall <= target + 1e-15)
+    # the chords' plane is the bound of lip_chord_duals (lifted by its 1e-13 rounding margin)
+    d = lip_chord_duals(LipSlice(P, eps), obj)
+    assert np.all(np.abs(d @ V - mu(kind, P, V) - shortfall) <= 1e-11)
 
 
 def test_decompose_refuses_what_it_cannot_price():
