@@ -336,38 +336,43 @@ def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.hstack(cols), np.concatenate(inv)
 
 
-#: Batches of :func:`near_chord_vertices` (``NEAR_CHORD_PER_INPUT * k`` each) tried before pricing.
-NEAR_CHORD_BATCHES = 4
+#: Batches of :func:`near_chord_vertices` (``NEAR_CHORD_PER_INPUT * k`` each) tried before
+#: pricing; the first aims at ``NEAR_CHORD_START`` times the gap asked for.
+NEAR_CHORD_BATCHES = 6
 NEAR_CHORD_PER_INPUT = 6
+NEAR_CHORD_START = 4.0
 
 
 def _near_chord(master: Master, obj: Objective, cone: LipSlice, chord: float, tol: float, t0: float,
                 time_limit: float | None, stats: dict) -> None:
     """Seed the master with vertices near the chord bound (LIP slices, separable objectives).
 
-    The chord bound is usually within ``1e-10`` of the optimum, and column generation
-    creeps up to it: near the chord duals almost every vertex prices at about zero. The
-    heuristic's vertices come a batch at a time (at most a quarter of the time limit)
-    until the master is within ``tol`` of the chord, or a batch stops helping. The bound
-    stays the chord's: nothing here is taken as proof but the master's value.
+    The chord bound is usually within ``1e-10`` of the optimum from k = 40 on, and column
+    generation creeps up to it: near the chord duals almost every vertex prices at about
+    zero. The heuristic's vertices come a batch at a time (at most a quarter of the time
+    limit) until the master is within ``tol`` of the chord. Each batch's shortfall target
+    adapts: if the master mixed the last batch to within its target, the next one aims
+    below the gap left; if it could not (too few distinct sets to average to the all-ones
+    vector), the next one takes vertices 4× further from the chord, which are far more
+    plentiful. The bound stays the chord's: nothing here is taken as proof but the
+    master's value.
     """
     k = master.k
     rng = np.random.default_rng(0)
     share = 0.25 * time_limit if time_limit is not None else math.inf
     deadline = min(DEADLINE.get(), t0 + share)
     tm = time.perf_counter()
-    before = math.inf
+    target = NEAR_CHORD_START * tol
     for _ in range(NEAR_CHORD_BATCHES):
-        V = near_chord_vertices(cone, obj, tol, NEAR_CHORD_PER_INPUT * k, rng, deadline)
-        if V.shape[1] == 0:
-            break
-        master.add(V, column_utility(obj, V))
+        V = near_chord_vertices(cone, obj, target, NEAR_CHORD_PER_INPUT * k, rng, deadline)
+        if V.shape[1]:
+            master.add(V, column_utility(obj, V))
+            stats["near_chord_columns"] = stats.get("near_chord_columns", 0) + V.shape[1]
         status, value, _, _ = master.solve()
         gap = chord - value if status == "optimal" else math.inf
-        stats["near_chord_columns"] = stats.get("near_chord_columns", 0) + V.shape[1]
-        if gap <= tol or gap > 0.5 * before or time.perf_counter() > deadline:
+        if gap <= tol or time.perf_counter() > deadline:
             break
-        before = gap
+        target = max(tol, 0.5 * gap) if gap <= target else 4.0 * target
     stats["near_chord_s"] = time.perf_counter() - tm
 
 

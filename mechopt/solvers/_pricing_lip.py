@@ -312,7 +312,7 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
 # -- primal heuristic: vertices near the chord -------------------------------------------------
 
 #: Largest table of add/remove moves (subsets of at most ``q`` inputs) the heuristic builds.
-NEAR_CHORD_MOVES = 100_000
+NEAR_CHORD_MOVES = 150_000
 
 
 def _phi_slope(kind: str, P: np.ndarray, t: float) -> np.ndarray:
@@ -387,10 +387,14 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     idx, size, sums = idx[order], size[order], sums[order]
     by_window = np.argsort(-(w0 + w1), kind="stable")  # fractional inputs, widest windows first
     cols: list[np.ndarray] = []
+    cover = np.zeros(kp)
     for _ in range(20 * n):
         if len(cols) >= n or time.perf_counter() > deadline:
             break
-        S = rng.random(kp) < rho
+        # draw inputs the columns so far cover less (their z averages to rho in any mix
+        # that meets V w = 1) more often
+        deficit = rho - cover / max(len(cols), 1)
+        S = rng.random(kp) < np.clip(rho + 2.0 * deficit, 0.02, 0.98)
         s = float(P[S].sum())
         while s > rho:
             i = int(rng.choice(np.flatnonzero(S)))
@@ -419,10 +423,11 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
                     short = kappa[j] * vj + beta[j] - float(_phi(kind, P[j], vj))
                     found.append((short, T, int(j), vj))
         found.sort(key=lambda f: f[0])
-        for _short, T, j, vj in found[:3]:
+        for _short, T, j, vj in found[:1]:
             v = np.ones(k)  # a zero-prior input: any value in [lo, hi] costs nothing
             vp = np.where(T, hi, lo)
             vp[j] = vj
             v[pos] = vp
             cols.append(v)
+            cover += (vp - lo) / delta_v
     return np.array(cols[:n]).T if cols else np.zeros((k, 0))
