@@ -341,17 +341,20 @@ def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
 NEAR_CHORD_BATCHES = 6
 NEAR_CHORD_PER_INPUT = 6
 NEAR_CHORD_START = 4.0
+#: At most this many seconds (and a quarter of the time limit) go to the heuristic: where
+#: the chord is far from the optimum (large epsilon: few sets fit under ``rho``) it cannot help.
+NEAR_CHORD_SECONDS = 20.0
 
 
 def _near_chord(master: Master, obj: Objective, cone: LipSlice, chord: float, tol: float, t0: float,
                 time_limit: float | None, stats: dict) -> None:
     """Seed the master with vertices near the chord bound (LIP slices, separable objectives).
 
-    The chord bound is usually within ``1e-10`` of the optimum from k = 40 on, and column
-    generation creeps up to it: near the chord duals almost every vertex prices at about
-    zero. The heuristic's vertices come a batch at a time (at most a quarter of the time
-    limit) until the master is within ``tol`` of the chord. Each batch's shortfall target
-    adapts: if the master mixed the last batch to within its target, the next one aims
+    At epsilon = 1 the chord bound is within ``1e-10`` of the optimum from k = 40 on, and
+    column generation creeps up to it: near the chord duals almost every vertex prices at
+    about zero. The heuristic's vertices come a batch at a time (a quarter of the time
+    limit, at most ``NEAR_CHORD_SECONDS``) until the master is within ``tol`` of the
+    chord. Each batch's shortfall target adapts: if the master mixed the last batch to within its target, the next one aims
     below the gap left; if it could not (too few distinct sets to average to the all-ones
     vector), the next one takes vertices 4× further from the chord, which are far more
     plentiful. The bound stays the chord's: nothing here is taken as proof but the
@@ -360,7 +363,7 @@ def _near_chord(master: Master, obj: Objective, cone: LipSlice, chord: float, to
     k = master.k
     rng = np.random.default_rng(0)
     share = 0.25 * time_limit if time_limit is not None else math.inf
-    deadline = min(DEADLINE.get(), t0 + share)
+    deadline = min(DEADLINE.get(), t0 + min(share, NEAR_CHORD_SECONDS))
     tm = time.perf_counter()
     target = NEAR_CHORD_START * tol
     for _ in range(NEAR_CHORD_BATCHES):
