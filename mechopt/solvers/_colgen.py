@@ -354,11 +354,11 @@ def _near_chord(master: Master, obj: Objective, cone: LipSlice, chord: float, to
     column generation creeps up to it: near the chord duals almost every vertex prices at
     about zero. The heuristic's vertices come a batch at a time (a quarter of the time
     limit, at most ``NEAR_CHORD_SECONDS``) until the master is within ``tol`` of the
-    chord. Each batch's shortfall target adapts: if the master mixed the last batch to within its target, the next one aims
-    below the gap left; if it could not (too few distinct sets to average to the all-ones
-    vector), the next one takes vertices 4× further from the chord, which are far more
-    plentiful. The bound stays the chord's: nothing here is taken as proof but the
-    master's value.
+    chord. Each batch's shortfall target adapts: if the master mixed the last batch to
+    within its target, the next one aims below the gap left; if it could not (too few
+    distinct sets to average to the all-ones vector), the next one takes vertices 4×
+    further from the chord, which are far more plentiful. The bound stays the chord's:
+    nothing here is taken as proof but the master's value.
     """
     k = master.k
     rng = np.random.default_rng(0)
