@@ -333,9 +333,11 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     only at ``j``, by a concave function of ``z_j`` that is 0 at both ends, so below its
     tangents there. A shortfall of at most ``target`` therefore asks ``P(S)`` to lie in
     a window of width ``target / slope`` next to ``rho`` or ``rho - P_j``. Sets are drawn
-    at random (each input with probability ``rho``, then trimmed to ``P(S) <= rho``) and
-    moved into a window by swapping at most ``q`` inputs in and ``q`` out: the sums of
-    the swaps, sorted once, meet in the middle by binary search. An optimum of the ray
+    at random (each input with probability ``rho``, raised for inputs the columns so far
+    cover less, then trimmed to ``P(S) <= rho``) and moved into a window by swapping at
+    most ``q`` inputs in and ``q`` out (``q`` as large as :data:`NEAR_CHORD_MOVES` swaps
+    allow): the sums of the swaps, sorted once, meet in the middle by binary search. Each
+    set gives one column, its best ``j``. An optimum of the ray
     LP mixing such vertices is within ``target`` of the chord bound, which then proves it.
     The vertices are found, not proven: the master judges them.
 
