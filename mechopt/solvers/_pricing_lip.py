@@ -278,6 +278,13 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
 # -- analytic dual points ----------------------------------------------------------------------
 
 
+def _chords(kind: str, P: np.ndarray, lo: float, hi: float):
+    """``(kappa, beta, phi(lo), phi(hi))``: the chord ``kappa_x t + beta_x`` of each ``phi_x`` on ``[lo, hi]``."""
+    pl, ph = _phi(kind, P, np.full(len(P), lo)), _phi(kind, P, np.full(len(P), hi))
+    kappa = (ph - pl) / (hi - lo)
+    return kappa, pl - kappa * lo, pl, ph
+
+
 def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
     """Dual-feasible ``d`` for a separable objective on a LIP slice, from chords.
 
@@ -300,10 +307,7 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
     if obj.kind not in ("histogram_mse", "mutual_information"):
         return None
     P, k, lo_v, hi_v = _lip_setup(cone, obj)
-    lo, hi = float(lo_v[0]), float(hi_v[0])
-    pl, ph = _phi(obj.kind, P, np.full(k, lo)), _phi(obj.kind, P, np.full(k, hi))
-    kappa = (ph - pl) / (hi - lo)
-    beta = pl - kappa * lo
+    kappa, beta, pl, ph = _chords(obj.kind, P, float(lo_v[0]), float(hi_v[0]))
     # rounding: lift the chord by a relative margin so the inequality survives floats
     beta = beta + 1e-13 * (np.abs(pl) + np.abs(ph))
     return kappa + float(beta.sum()) * P
@@ -367,9 +371,7 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     kp = len(P)
     if kp < 2:
         return np.zeros((k, 0))
-    pl, ph = _phi(kind, P, np.full(kp, lo)), _phi(kind, P, np.full(kp, hi))
-    kappa = (ph - pl) / delta_v
-    beta = pl - kappa * lo
+    kappa, beta, _, _ = _chords(kind, P, lo, hi)
     # shortfall slopes at z_j = 0 and z_j = 1, and the windows of P(S) they leave
     s0 = delta_v * (kappa - _phi_slope(kind, P, lo))
     s1 = delta_v * (_phi_slope(kind, P, hi) - kappa)
