@@ -6,7 +6,6 @@ import copy
 import hashlib
 import json
 import math
-import secrets
 from fractions import Fraction
 
 import numpy as np
@@ -125,7 +124,9 @@ def test_the_seeded_sampler_draws_the_channel(name, make):
 def test_the_sampler_thresholds_are_the_exact_probabilities_and_the_default_is_secure():
     fam = _subset(2.5, [(1, 0.25), (3, 0.75)], k=7)
     s = FamilySampler(fam)
-    assert not s.seeded and s._randbelow is secrets.randbelow
+    from mechopt.client import _SecureWords
+
+    assert not s.seeded and isinstance(s._take, _SecureWords)  # os.urandom words
     assert [Fraction(a, z) for a, z in s._incl] == [fam.inclusion(1), fam.inclusion(3)]
     assert [Fraction(c, s._total) for c in s._cum] == [Fraction(1, 4), Fraction(1)]
     with pytest.raises(InputError, match="seed"):

@@ -35,10 +35,9 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import secrets
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .._errors import InputError
 
@@ -339,6 +338,7 @@ def parse_subset_label(label: str, k: int) -> list[int]:
 
 
 def _thresholds(weights: Sequence[Fraction]) -> tuple[list[int], int]:
+    """Cumulative integer weights and their total: the smallest integers proportional to ``weights``."""
     den = 1
     for w in weights:
         den = den * w.denominator // math.gcd(den, w.denominator)
@@ -350,9 +350,14 @@ def _thresholds(weights: Sequence[Fraction]) -> tuple[list[int], int]:
 
 
 def _uniform_subset(n: int, m: int, randbelow: Callable[[int], int], skip: int) -> list[int]:
-    """A uniformly random ``m``-subset of ``{0..n} minus {skip}`` (Floyd's algorithm, ``m`` draws)."""
+    """A uniformly random ``m``-subset of ``{0..n-1} minus {skip}`` (Floyd's algorithm, ``m`` draws).
+
+    Floyd runs over ``{0..n-2}``: for ``j = n-1-m, ..., n-2`` it draws ``t`` below
+    ``j + 1`` and adds ``j`` if ``t`` is already chosen, else ``t``; each chosen ``i`` is
+    then shifted past ``skip`` (``i + 1`` when ``i >= skip``).
+    """
     chosen: set[int] = set()
-    for j in range(n - 1 - m, n - 1):  # Floyd over range(n - 1), then shift past ``skip``
+    for j in range(n - 1 - m, n - 1):
         t = randbelow(j + 1)
         chosen.add(j if t in chosen else t)
     return [i + (i >= skip) for i in chosen]
@@ -362,20 +367,41 @@ class FamilySampler:
     """Exact sampler of a family's reports, never listing the outputs.
 
     Every probability the family defines is rational (``ratio`` and the weights are read
-    as exact decimals), and every draw is a comparison of one uniform integer with an
-    exact integer threshold, so the report's distribution is the family's exactly.
-    ``randbelow`` is :func:`secrets.randbelow` by default (the operating system's
-    cryptographically secure generator); a ``seed`` switches to ``random.Random`` — for
-    simulation only.
+    as exact decimals), and every draw is one uniform integer ``U(T)`` below an exact
+    integer ``T``, compared with an exact integer threshold, so the report's distribution
+    is the family's exactly. ``U(T)`` is the matrix sampler's step 3 (docs/formats.md,
+    "Exact sampling"; :func:`mechopt.client.uniform_below`): ``n = ceil(b/32)`` 32-bit
+    words joined big-endian, the low ``b`` bits kept (``b`` = bit length of ``T - 1``),
+    rejected if ``>= T``; ``U(1)`` reads no word. The order of the draws is specified in
+    docs/families.md ("Exact sampling of a family"), so every client fed the same words
+    reports the same outputs (``clients/vectors/families.json`` pins it).
 
-    Subset selection: choose the component ``d`` (integer thresholds of the weights);
-    put ``x`` in ``S`` with probability ``ratio·C(k-1,d-1) / Z_d`` (one draw below
-    ``Z_d``'s integer form); complete ``S`` with a uniform subset of the other inputs
-    (Floyd's algorithm). Hadamard response: a sensitive input takes one of its +1
-    slots with probability ``ratio/(ratio+1)``, uniformly (a uniform slot whose parity
-    is fixed by flipping the lowest set bit of its row — a bijection between the -1 and
-    +1 slots); a non-sensitive input reports itself with probability
+    Subset selection: the component ``d`` (one draw below the total of the smallest
+    integer weights, components in increasing ``d``); ``x ∈ S`` iff
+    ``U(Z) < ratio_n·C(k-1,d-1)`` with ``Z = ratio_n·C(k-1,d-1) + ratio_d·C(k-1,d)``
+    (``ratio = ratio_n / ratio_d`` in lowest terms); the rest of ``S`` uniformly from the
+    other inputs (Floyd's algorithm). Hadamard response: a sensitive input takes one of
+    its +1 slots with probability ``ratio/(ratio+1)``, uniformly (a uniform slot whose
+    parity is fixed by flipping the lowest set bit of its row — a bijection between the -1
+    and +1 slots); a non-sensitive input reports itself with probability
     ``(ratio-1)/(ratio+1)``, else a uniform slot.
+
+    Parameters
+    ----------
+    family : SubsetMixture or HadamardFamily
+    seed : int or None, keyword-only
+        ``None`` (default): words from :func:`os.urandom`, cryptographically secure — use
+        this to privatize real data. An integer: words from ``random.Random(seed)``,
+        reproducible and **for simulation only**.
+    words : iterable of int, keyword-only
+        An explicit stream of 32-bit words (test vectors, cross-client checks); not with
+        ``seed``. :attr:`words_used` counts the words read.
+
+    Raises
+    ------
+    InputError
+        ``seed`` is not an integer, both ``seed`` and ``words`` are given, or (when
+        drawing) the word stream runs out or holds a value outside ``[0, 2**32)``.
 
     Examples
     --------
@@ -384,14 +410,40 @@ class FamilySampler:
     >>> s = FamilySampler(fam, seed=3)
     >>> len(parse_subset_label(s.sample_index(0), 4))
     2
+    >>> # U(9) < 6: input 0 is in S (words 5); Floyd over {0,1,2}: U(3) = 1 -> {1 + 1}
+    >>> s = FamilySampler(fam, words=[5, 1])
+    >>> s.sample_index(0), s.words_used
+    ('{0,2}', 2)
     """
 
-    def __init__(self, family, *, seed: int | None = None):
+    def __init__(self, family, *, seed: int | None = None, words: Iterable[int] | None = None):
+        # mechopt.client is standard library only; imported here, not at module level, so
+        # that the client may import this module without a cycle
+        from ..client import _SecureWords, _StreamWords, _uniform
+
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
+        if seed is not None and words is not None:
+            raise InputError("words", "give either a seed or a word stream, not both")
         self.family = family
         self.seeded = seed is not None
-        self._randbelow = secrets.randbelow if seed is None else random.Random(seed).randrange
+        self._stream = None
+        if words is not None:
+            self._stream = take = _StreamWords(words)
+        elif seed is not None:
+            rng = random.Random(seed)
+
+            def take(n: int) -> int:
+                return rng.getrandbits(32 * n)
+        else:
+            take = _SecureWords()
+        self._take = take
+
+        def below(total: int) -> int:
+            bits = (total - 1).bit_length()
+            return _uniform(total, (bits + 31) // 32, (1 << bits) - 1, take)
+
+        self._randbelow = below
         r = family.ratio
         self._rn, self._rd = r.numerator, r.denominator
         if family.kind == "subset_selection":
@@ -407,6 +459,11 @@ class FamilySampler:
         else:
             self._row = {x: i + 1 for i, x in enumerate(family.sensitive)}
             self._direct = {x: f"d{x}" for x in family.others}
+
+    @property
+    def words_used(self) -> int | None:
+        """Words read from an explicit ``words`` stream (``None`` for other sources)."""
+        return None if self._stream is None else self._stream.used
 
     def sample_index(self, x: int) -> str:
         """One report (an output label) for the input at position ``x``."""
