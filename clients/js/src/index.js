@@ -198,6 +198,20 @@ function checkMatrix(doc, k, m) {
   });
 }
 
+// ./family.js (family files) is loaded on first use; until it exists, family files are refused
+let familyPromise = null;
+async function familyModule() {
+  familyPromise ??= import("./family.js").catch((err) => {
+    if (err?.code === "ERR_MODULE_NOT_FOUND" || /dynamically imported module|Failed to fetch|Cannot find module/.test(String(err?.message))) return null;
+    throw err;
+  });
+  const family = await familyPromise;
+  if (!family?.checkFamilyDocument) {
+    throw inputError("family", "structured mechanisms (a 'family' instead of 'outputs' and 'matrix') are an extension point of format version 2 that this client does not read yet");
+  }
+  return family;
+}
+
 /**
  * Check a parsed mechanism document: structure (the rules of mechopt's docs/formats.md)
  * and its sha256, recomputed from the RFC 8785 canonical form. Resolves to the document;
@@ -208,7 +222,9 @@ export async function checkDocument(doc) {
     throw inputError("document", `must be a JSON object, got ${show(doc)}`);
   }
   if ("family" in doc) {
-    throw inputError("family", "structured mechanisms (a 'family' instead of 'outputs' and 'matrix') are an extension point of format version 2 that this client does not read yet");
+    // family files (structured mechanisms): ./family.js checks structure, digest and claims
+    const family = await familyModule();
+    return family.checkFamilyDocument(doc);
   }
   const missing = REQUIRED.filter((name) => !(name in doc));
   if (missing.length) throw inputError(missing[0], `required field is missing; missing: ${show(missing)}`);
@@ -269,6 +285,12 @@ export async function loadMechanism(source) {
     } catch (err) {
       throw inputError("document", `is not valid JSON: ${err.message}`);
     }
+  }
+  if (doc !== null && typeof doc === "object" && !Array.isArray(doc) && "family" in doc) {
+    // a family file: family.js checks it and builds its mechanism (inputs, sampler(), ...)
+    const family = await familyModule();
+    await family.checkFamilyDocument(doc);
+    return new family.FamilyMechanism(doc);
   }
   await checkDocument(doc);
   return new Mechanism(doc);
