@@ -139,8 +139,38 @@ def _invertible_caps(notions: list[Notion], k: int, owners: np.ndarray) -> np.nd
     return cap
 
 
+def _merge_limits(notions: list[Notion], k: int, owners: np.ndarray) -> np.ndarray:
+    """Per owner ``x``: how many invertible outputs at ``x`` some optimal channel needs at most.
+
+    Valid for a cost linear in ``Q`` and nothing else on the channel (see build_lp's cut
+    (e)). The columns ``a e_x`` the notions allow are ``0 <= a <= c`` for some ``c``
+    (cones: ``c = inf`` or 0; (ε, δ)-LIP: its cap). Moving mass among the invertible
+    columns of ``x`` into the cheapest ones, each filled to ``c``, leaves at most
+    ``ceil(A / c) <= ceil(1 / c)`` of them non-zero (``A <= 1`` is the row's invertible
+    mass); the emptied columns are 0, which every notion allows. So: 1 when no notion
+    caps ``a e_x`` below 1, else ``floor((1 + 1e-9) / c') + 1`` with ``c'`` the (widened)
+    cap the LP uses: at least ``ceil(1 / c)`` for every true cap ``c >= c' / (1 + 1e-9)``.
+
+    Examples
+    --------
+    >>> from mechopt.notions import LIP
+    >>> _merge_limits([LIP(1.0, [0.5, 0.5], delta=0.1)], 2, np.array([0, 1])).tolist()   # cap 0.2
+    [6, 6]
+    >>> _merge_limits([LIP(1.0, [0.5, 0.5])], 2, np.array([0, 1])).tolist()              # a cone
+    [1, 1]
+    """
+    cap = np.full(len(owners), np.inf)
+    for n in notions:
+        c = n.invertible_cap(k, owners)
+        if c is not None:
+            cap = np.minimum(cap, c)
+    with np.errstate(divide="ignore"):
+        many = np.floor((1 + 1e-9) / cap) + 1
+    return np.where(cap >= 1 + 1e-9, 1, np.minimum(many, np.iinfo(np.int32).max)).astype(int)
+
+
 def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, list[int]], *,
-             reduce: bool = True, budget_cap: float = BUDGET_CAP):
+             reduce: bool = True, budget_cap: float = BUDGET_CAP, linear_cost: bool = True):
     """Assemble ``(c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, stats, integrality)``.
 
     Variables: ``Q[x, y]`` at ``x*m + y``, then auxiliaries. ``invertible`` maps an
@@ -149,6 +179,9 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     each output takes is chosen by binaries (a MILP, see the comments below). Other
     notions hold on every column either way. Every variable of some optimal solution
     lies in [0, 1] (entries, their maxima and minima, the LIP forms ``P·q``).
+    ``linear_cost``: the objective is ``cost·Q`` and nothing else constrains the channel
+    (no rows appended by ``solve_labeled``'s ``extend``); only then does the MILP bound
+    how many invertible outputs an input uses (cut (e) below).
     """
     uldp = [n for n in notions if not getattr(n, "convex", True)]  # protected or invertible columns
     others = [n for n in notions if getattr(n, "convex", True)]
@@ -204,12 +237,31 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         row += nrows
         aux += naux
         # candidate columns, split: Q[:, y] = p_y + sum_j a_j e_{x_j} over the pairs j = (y, x_j)
-        # of this output with a non-sensitive owner x_j; p_y protected (the group, unrelaxed)
-        # and a_j the invertible mass; binaries r_j pick at most one role per output
-        # (sum_j r_j <= 1, p_y <= 1 - sum_j r_j, a_j <= r_j). The relaxation is the convex
-        # hull of each column's union of roles, so branch and bound needs few nodes.
-        # Without loss of generality an input uses at most one invertible output (two
-        # can be merged into the cheaper): sum over its pairs of r_j <= 1, a valid cut.
+        # of this output with a non-sensitive owner x_j; p_y the protected part (ULDP's
+        # group, unrelaxed up to the budget cap) and a_j the invertible mass; binaries r_j.
+        # Each row below holds for EVERY ULDP channel (with its roles as r), but (e), which
+        # holds for some optimal one only in the case stated:
+        # (a) the split: a column of role "protected" is p_y (every a_j = 0), of role
+        #     "invertible at x_j" is a_j e_{x_j} (p_y = 0); an all-zero column is either.
+        #     Always.
+        # (b) sum_j r_j <= 1: a column has one role (an invertible column has exactly one
+        #     non-zero entry, so one owner; Def. 2). Always.
+        # (c) p[x, y] <= 1 - sum_j r_j: entries of a channel are <= 1, and an invertible
+        #     column has no protected part. Always. With the group being a cone, the
+        #     relaxation of (b)-(d) is the convex hull of each column's union of roles.
+        # (d) a_j <= cap_j r_j: cap_j is at least the mass any notion allows on a column
+        #     a e_x (Notion.invertible_cap, widened for rounding; 1 = the entry bound when
+        #     no notion caps it). Always; with the other notions' rows on the whole column
+        #     the cap is implied, and it tightens ULDP alone's relaxation.
+        # (e) sum over the pairs of owner x of r_j <= N_x (_merge_limits): only for a cost
+        #     linear in Q with nothing else on the channel (linear_cost; no minimax epigraph,
+        #     no min_truthful / max_frequency / max_loss rows, which moving mass between
+        #     columns can break). Then mass moved among x's invertible columns into the
+        #     cheapest ones keeps the objective and every notion, and leaves N_x of them
+        #     non-zero: N_x = 1 for cones (two merge into the cheaper), more when (ε, δ)-LIP
+        #     caps each invertible column's mass below 1 (N_x = 1 there was the false
+        #     optimum of issue 20: one input needed 2-3 invertible outputs).
+        # (f) the other notions (convex) hold on the whole column Q = p + sum a e. Always.
         # Alone, ULDP lets the variables Q[x, y] of a candidate column hold p_y (the a_j
         # are added back by solve_labeled); with other notions, which must hold on the
         # whole column, p_y has its own variables and Q = p + sum a e are equality rows.
@@ -250,14 +302,22 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         V += [np.ones(n_p), -_invertible_caps(notions, k, pj_owner)]
         B.append(np.zeros(n_p))
         row += n_p
-        # one role per output, one invertible output per input
+        # (b) one role per output
         R.append(row + pj_col), C.append(binaries), V.append(np.ones(n_p))
         B.append(np.ones(n_c))
         row += n_c
-        owners_u, owner_idx = np.unique(pj_owner, return_inverse=True)
-        R.append(row + owner_idx), C.append(binaries), V.append(np.ones(n_p))
-        B.append(np.ones(len(owners_u)))
-        row += len(owners_u)
+        # (e) at most N_x invertible outputs per input (linear cost only); rows that cannot
+        # bind (N_x >= the owner's number of pairs) are left out
+        owners_u, owner_idx, n_pairs = np.unique(pj_owner, return_inverse=True, return_counts=True)
+        limit = _merge_limits(notions, k, owners_u) if linear_cost else n_pairs
+        stats["invertible_limit"] = dict(zip(owners_u.tolist(), np.minimum(limit, n_pairs).tolist()))
+        binding = limit < n_pairs
+        if binding.any():
+            new_row = np.cumsum(binding) - 1  # row of each binding owner
+            sel = binding[owner_idx]
+            R.append(row + new_row[owner_idx[sel]]), C.append(binaries[sel]), V.append(np.ones(int(sel.sum())))
+            B.append(limit[binding].astype(float))
+            row += int(binding.sum())
         if others:
             # Q[x, y_j] - p[x, j] - sum_{pairs t of column j, owner x} a_t = 0; row (x, j) is eq_row + j*k + x
             er = eq_row + js * k + xs
@@ -371,19 +431,29 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     return LabeledSolution("optimal", Q, total, "", stats, bound)
 
 
-def _greedy_roles(r: np.ndarray, owners: np.ndarray, outs: np.ndarray) -> np.ndarray:
-    """0/1 roles from fractional ones: pairs by decreasing ``r``, each output and input once."""
+def _greedy_roles(r: np.ndarray, owners: np.ndarray, outs: np.ndarray, limit: dict[int, int]) -> np.ndarray:
+    """0/1 roles from fractional ones: pairs by decreasing ``r``, each output once, input ``x`` ``limit[x]`` times.
+
+    A heuristic (any 0/1 roles meeting the MILP's rows give a feasible channel); its LP is
+    kept only if it meets the relaxation's safe bound.
+
+    Examples
+    --------
+    >>> _greedy_roles(np.array([0.9, 0.8, 0.7]), np.array([0, 0, 1]), np.array([0, 1, 1]), {0: 2, 1: 1}).tolist()
+    [1.0, 1.0, 0.0]
+    """
     roles = np.zeros(len(r))
-    used_out, used_in = set(), set()
+    used_out: set[int] = set()
+    used_in: dict[int, int] = {}
     for j in np.argsort(-r, kind="stable"):
         if r[j] <= 0.5:
             break
         y, x = int(outs[j]), int(owners[j])
-        if y in used_out or x in used_in:
+        if y in used_out or used_in.get(x, 0) >= limit.get(x, 1):
             continue
         roles[j] = 1.0
         used_out.add(y)
-        used_in.add(x)
+        used_in[x] = used_in.get(x, 0) + 1
     return roles
 
 
@@ -403,7 +473,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
     """One component's LP (or MILP): primal channel, objective and safe bound."""
     tb = time.perf_counter()
     c, A_ub, b_ub, A_eq, b_eq, bounds, n_q, st, integrality = build_lp(sub, kc, m, cost, invertible, reduce=reduce,
-                                                                       budget_cap=cap)
+                                                                       budget_cap=cap, linear_cost=extend is None)
     if extend is not None:
         c, A_ub, b_ub, A_eq, b_eq, bounds, integrality = extend(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality,
                                                                 n_q, st)
@@ -434,7 +504,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
             # and per input); if the LP with those roles meets the relaxation's safe bound,
             # no branching is needed
             r = relax.x[ints]
-            roles = _greedy_roles(r, st["split_mass"][1], st["split_mass"][2])
+            roles = _greedy_roles(r, st["split_mass"][1], st["split_mass"][2], st["invertible_limit"])
             fixed = np.array(bounds, dtype=float)
             fixed[ints, 0] = fixed[ints, 1] = roles
             trial = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, fixed)
