@@ -162,3 +162,91 @@ def test_large_matrices_hash_as_rfc8785_writes_them():
     doc = {"version": 2, "inputs": [f"x{i}" for i in range(70)], "outputs": [f"y{j}" for j in range(70)],
            "matrix": M.tolist(), "privacy": [{"notion": "ldp", "epsilon": 1e-7}]}
     assert canonical_bytes(doc) == rfc8785.dumps(hashed_payload(doc))
+
+
+# -- family mechanism files (clients/vectors/families.json) ------------------------------------------
+
+FAMILIES = json.loads((VECTORS / "families.json").read_text(encoding="utf-8"))
+
+
+def test_every_family_file_is_in_the_family_manifest():
+    listed = {v["file"] for v in FAMILIES["vectors"]}
+    assert listed == {f"families/{p.name}" for p in (VECTORS / "families").glob("*.json")}
+    valid = [v for v in FAMILIES["vectors"] if v["valid"]]
+    refused = [v for v in FAMILIES["vectors"] if not v["valid"]]
+    assert len(valid) >= 6 and len(refused) >= 20
+    assert {v["error"]["kind"] for v in refused} == {"input", "verification"}
+
+
+@pytest.mark.parametrize("vector", FAMILIES["vectors"], ids=lambda v: v["file"])
+def test_family_vectors_digest_and_verdict(vector):
+    """Digests recomputed with rfc8785 + hashlib; the verdict is mechopt verify's."""
+    from mechopt.families import FamilyMechanism
+
+    doc = load(vector["file"])
+    if vector["valid"]:
+        text = rfc8785.dumps({k: doc[k] for k in ("inputs", "family", "privacy")})
+        assert text.decode("utf-8") == vector["canonical"]
+        assert hashlib.sha256(text).hexdigest() == vector["sha256"] == doc["sha256"]
+        assert FamilyMechanism.from_dict(doc).verify().verified
+        return
+    error = vector["error"]
+    try:
+        cert = FamilyMechanism.from_dict(doc).verify()
+    except InputError as err:
+        assert error["kind"] == "input" and err.field.startswith(error["field"]), err
+    except VerificationError as err:
+        assert error["kind"] == "verification" and str(err).startswith(error["field"]), err
+    else:
+        assert error == {"kind": "verification", "field": "privacy"} and not cert.verified
+
+
+@pytest.mark.parametrize("case", FAMILIES["cases"], ids=lambda c: c["mechanism"])
+def test_family_sampling_vectors(case):
+    """The reference sampler (written from docs/families.md) and FamilySampler read the same words alike."""
+    from mechopt.families import FamilySampler, family_from_spec
+
+    doc = load(case["mechanism"])
+    ref = generator()
+    words = FAMILIES["words"]
+    index = {x: i for i, x in enumerate(doc["inputs"])}
+    pos, expected = 0, []
+    for x in case["inputs"]:
+        report, pos = ref.reference_family_report(doc, index[x], words, pos)
+        expected.append(report)
+    assert expected == case["outputs"] and pos == case["words_used"]
+    sampler = FamilySampler(family_from_spec(doc["family"], doc["inputs"]), words=words)
+    assert [sampler.sample_index(index[x]) for x in case["inputs"]] == case["outputs"]
+    assert sampler.words_used == case["words_used"]
+
+
+def test_family_claim_verdicts_are_mechopts():
+    from mechopt.families import check_family, family_from_spec
+    from mechopt.notions import notion_from_spec
+
+    seen = set()
+    for c in FAMILIES["claims"]:
+        fam = family_from_spec(c["family"], c["inputs"])
+        try:
+            verdict = "ok" if check_family(fam, notion_from_spec(c["claim"], c["inputs"])).ok else "fail"
+        except InputError:
+            verdict = "input"
+        assert verdict == c["verdict"], c
+        seen.add((c["claim"]["notion"], verdict))
+    # every notion is seen both holding and failing
+    names = {n for n, _ in seen}
+    assert len(names) == 9 and all((n, v) in seen for n in names for v in ("ok", "fail"))
+
+
+def test_family_sampler_by_hand():
+    """docs/families.md's example: k = 4, d = 2, ratio 2, words 5, 1 -> "{0,2}"; U(1) reads nothing."""
+    from mechopt.families import FamilySampler, SubsetMixture
+
+    fam = SubsetMixture.from_spec({"kind": "subset_selection", "ratio": 2, "mixture": [{"d": 2, "weight": 1}]}, 4)
+    s = FamilySampler(fam, words=[5, 1, 0xFFFFFFF9, 12, 6, 1, 1])
+    assert s.sample_index(0) == "{0,2}" and s.words_used == 2
+    assert s.sample_index(0) == "{2,3}" and s.words_used == 7  # 9 and 12 rejected; 6 >= 6: 0 not in S
+    with pytest.raises(InputError, match="words"):
+        FamilySampler(fam, seed=1, words=[1])
+    with pytest.raises(InputError, match="ran out"):
+        FamilySampler(fam, words=[5]).sample_index(0)
