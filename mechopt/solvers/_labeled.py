@@ -199,6 +199,7 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     stats = {"pairs_before": 0, "pairs_after": 0, "groups": 0}
     ER, EC, EV = [np.repeat(np.arange(k), m)], [np.arange(k * m)], [np.ones(k * m)]
     eq_row = k
+    s_hi = []  # (variables, upper bounds) of the factored forms s = W q
     for sysm, cols in systems:
         stats["pairs_before"] += sysm.n_pairs_before
         stats["pairs_after"] += sysm.n_pairs_after
@@ -209,6 +210,10 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
             nf = A_q.shape[0]
             A_plain, b_plain = sysm.A[: sysm.A.shape[0] - nf], sysm.b[: len(sysm.b) - nf]
             (r, c, v), nrows, naux, (er, ec, ev), neq = _factored_block(A_q, A_s, W, cols, m, row, aux, eq_row)
+            # s = W q with entries q in [0, 1]: s <= the sum of W's positive entries, which
+            # for a prior summing to 1 + 1e-9 (accepted) is above the box [0, 1] of _safe
+            w_hi = np.maximum(np.clip(W, 0.0, None).sum(axis=1) * (1 + 1e-12), 1.0)
+            s_hi.append((aux + np.arange(naux), np.tile(w_hi, len(cols))))
             R.append(r), C.append(c), V.append(v)
             B.append(np.tile(sysm.b[len(sysm.b) - nf:], len(cols)))
             ER.append(er), EC.append(ec), EV.append(ev)
@@ -341,6 +346,8 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     bounds = np.zeros((n, 2))
     bounds[:, 1] = np.inf
     bounds[binaries, 1] = 1.0
+    for idx, hi in s_hi:
+        bounds[idx, 1] = hi
     integrality = np.zeros(n, dtype=int)
     integrality[binaries] = 1
     stats.update(rows=row, variables=n, binaries=int(len(binaries)))
@@ -457,14 +464,20 @@ def _greedy_roles(r: np.ndarray, owners: np.ndarray, outs: np.ndarray, limit: di
     return roles
 
 
-#: every variable of some optimal solution of build_lp's LP lies in [0, 1]
+#: every variable of some optimal solution of build_lp's LP lies in [0, 1], or below its
+#: own finite upper bound (the factored LIP forms P·q: the prior's sum, up to 1 + 1e-9)
 _BOX = (0.0, 1.0)
 
 
-def _safe(c, A_ub, b_ub, A_eq, b_eq, sol) -> float:
+def _safe(c, A_ub, b_ub, A_eq, b_eq, sol, bounds=None) -> float:
+    """:func:`lp_lower_bound` over the box: [0, 1], or [0, hi] for a variable with a finite bound ``hi``."""
     n = len(c)
-    return lp_lower_bound(c, A_ub, b_ub, A_eq, b_eq, np.full(n, _BOX[0]), np.full(n, _BOX[1]),
-                          sol.ub_duals, sol.eq_duals)
+    hi = np.full(n, _BOX[1])
+    if bounds is not None:
+        b = np.asarray(bounds, dtype=float)
+        if b.ndim == 2:
+            hi = np.where(np.isfinite(b[:, 1]), np.maximum(b[:, 1], 0.0), _BOX[1])
+    return lp_lower_bound(c, A_ub, b_ub, A_eq, b_eq, np.full(n, _BOX[0]), hi, sol.ub_duals, sol.eq_duals)
 
 
 def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend: str, reduce: bool,
@@ -508,7 +521,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
             fixed = np.array(bounds, dtype=float)
             fixed[ints, 0] = fixed[ints, 1] = roles
             trial = adapter.solve(c, A_ub, b_ub, A_eq, b_eq, fixed)
-            root = _safe(c, A_ub, b_ub, A_eq, b_eq, relax)
+            root = _safe(c, A_ub, b_ub, A_eq, b_eq, relax, bounds)
             if trial.status == "optimal" and root >= trial.objective - max(gap_tol, 1e-9 * abs(trial.objective)):
                 sol, stats["roles_from"] = trial, "rounded lp relaxation"
             else:
@@ -530,7 +543,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
         safe = -math.inf
         if sol.status == "optimal":
             tol = max(gap_tol, 1e-9 * abs(sol.objective))
-            root = _safe(c, A_ub, b_ub, A_eq, b_eq, relax) if relax.status == "optimal" else -math.inf
+            root = _safe(c, A_ub, b_ub, A_eq, b_eq, relax, bounds) if relax.status == "optimal" else -math.inf
             if root >= sol.objective - tol:
                 safe = root
             else:
@@ -541,7 +554,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
         safe = -math.inf
         if sol.status == "optimal":
             if len(ties) == len(exact_ties) and all(np.array_equal(a, b) for a, b in zip(ties, exact_ties)):
-                safe = _safe(*data[:5], sol)
+                safe = _safe(*data[:5], sol, data[5])
             else:
                 # some ties restrict (budgets in (0, 1e-12)): the bound comes from the LP with
                 # only the exact ties (zero budgets), which is the problem itself
@@ -550,7 +563,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
                     *d2, _ = _tie_rows(c, A_ub, b_ub, A_eq, b_eq, bounds, kc, m, exact_ties)
                 other = adapter.solve(*d2)
                 if other.status == "optimal":
-                    safe = _safe(*d2[:5], other)
+                    safe = _safe(*d2[:5], other, d2[5])
     stats["lp_s"] += time.perf_counter() - tl
     stats["backend"] = adapter.name
     stats["lp_status"] = sol.status
