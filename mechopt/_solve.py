@@ -16,11 +16,12 @@ from .notions import LDP, LIP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers._labeled import solve_labeled
+from .solvers._labeled import LabeledSolution, solve_labeled
 from .solvers._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
 from .solvers._rays import MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions
 from .solvers._safe_bound import ray_upper_bound
 from .solvers._structure import BUDGET_CAP
+from .solvers._backends import retry_note, retry_order, solve_with_retry
 from .solvers._repair import repair
 
 
@@ -63,6 +64,8 @@ METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", 
 LABELED_REL_GAP = 1e-7
 #: the same for the ray LP and column generation (SPEC §3)
 RAYS_REL_GAP = 1e-9
+#: a labeled LP that failed on every HiGHS method is retried through cvxpy up to this many variables
+LABELED_RETRY_MAX_VARIABLES = 40_000
 
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
@@ -274,6 +277,24 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
                         gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), extend=ext and ext.extend, method=method, time_limit=time_limit,
                         progress=bar if show else None)
     bar.done()
+    retried = ""
+    if (sol.status == "error" and k * m <= LABELED_RETRY_MAX_VARIABLES
+            and not (time_limit is not None and time.perf_counter() - t >= time_limit)):
+        # every HiGHS method failed (solve_labeled retries them): once more on another back-end
+        first = sol
+        for other in [b for b in retry_order(backend, size=k * m) if b.startswith("cvxpy:")][:1]:
+            again = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=other, reduce=reduce,
+                                  square=square, prior=obj.prior, loss=obj.loss,
+                                  gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), extend=ext and ext.extend,
+                                  method=method, time_limit=time_limit)
+            failed = [(backend if backend != "auto" else "highs", first.message)]
+            if again.status == "optimal":
+                retried = retry_note("the LP", failed, other, True)
+                sol = again
+            else:
+                failed.append((other, again.message))
+                retried = retry_note("the LP", failed, other, False)
+                sol = LabeledSolution(first.status, None, None, retried, dict(first.stats))
     timings["solve"] = time.perf_counter() - t
     if sol.status == "feasible" and sol.Q is not None:
         # stopped by the time limit with a proven bound: the gap decides the status
@@ -285,9 +306,15 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
             status = "infeasible" if sol.stats.get("lp_status") == "infeasible" else "error"
             why = ("no channel meets the privacy notions and the constraints together" if status == "infeasible"
                    else "the LP solver failed")
+            if status == "error":
+                res = _constant_fallback(problem, timings, sol.stats, f"{why} ({sol.message})", check=ext.check,
+                                         rel_gap=LABELED_REL_GAP)
+                if res.status != "error":
+                    return res
             return _fail(status, f"{why} ({sol.message})", timings, sol.stats)
         # the constant channel meets every notion: a labeled problem is never infeasible
-        return _constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})")
+        return _constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})",
+                                  rel_gap=LABELED_REL_GAP)
     if ext is not None and math.isfinite(sol.bound):
         # the constant part of the objective (minimax epigraphs), added with its rounding
         total = sol.bound + ext.offset
@@ -301,38 +328,68 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         Q = clean(sol.Q, 1e-12)
         mix = np.array([not (np.count_nonzero(Q[:, y]) == 1 and int(np.flatnonzero(Q[:, y])[0]) not in sens)
                         for y in range(m)])
+    if retried:
+        sol.stats = dict(sol.stats, lp_retry=retried)
+    check = ext.check if ext is not None else None
     res = _finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
-                  rel_gap=LABELED_REL_GAP, check=ext.check if ext is not None else None)
+                  rel_gap=LABELED_REL_GAP, check=check)
     if res.status == "error":
-        if ext is not None and ext.constraints:
+        fb = _constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound, rel_gap=LABELED_REL_GAP,
+                                channels=(("the LP's channel", Q, tuple(problem.outputs), mix),), check=check)
+        if fb.status == "error" and ext is not None and ext.constraints:
             return res
-        return _constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound)
-    return res
+        return _noted(fb, retried)
+    return _noted(res, retried)
 
 
-def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str,
-                       bound: float | None = None) -> SolveResult:
-    """The best constant channel (every row the same point mass): feasible under every notion.
+def _noted(res: SolveResult, note: str) -> SolveResult:
+    """``res`` with ``note`` (e.g. which back-end a retried LP ran on) first in its message."""
+    if not note:
+        return res
+    from dataclasses import replace
 
-    Used when the solver fails; the status is ``feasible`` with whatever bound was proven.
+    return replace(res, message=f"{note}; {res.message}" if res.message else note)
+
+
+def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bound: float | None = None, *,
+                       channels: tuple = (), proven: bool = True, check=None,
+                       rel_gap: float = RAYS_REL_GAP) -> SolveResult:
+    """When the solver or its repair fails: export the best exactly verified channel the run saw.
+
+    ``channels`` are ``(name, Q, outputs, mix_columns)`` the run produced (the solver's
+    channel before the repair failed, ...); with them the candidates of
+    :mod:`mechopt._fallback` (the best constant channel, randomized response) are
+    verified exactly and the best by the objective is exported. ``bound`` (a valid bound
+    the run obtained, or None) is kept; the status is ``optimal`` only if ``proven`` and
+    the exported channel closes the gap, else ``feasible``; ``why`` and the choice are in
+    the message and in ``stats["fallback"]``.
     """
+    from dataclasses import replace
+
+    from ._fallback import best_verified, constant_candidate, rr_candidates, solver_candidates
+
     obj = problem.objective
-    k = problem.k
-    if problem.free_outputs:
-        Q = np.ones((k, 1))
-        outputs: tuple[str, ...] = ("y0",)
-    else:
-        m = len(problem.outputs)
-        if obj.kind == "expected_loss":
-            y = int(np.argmin(obj.prior @ obj.loss))
-        else:  # minimax or weighted: try every constant channel
-            y = int(np.argmin([evaluate(obj, np.eye(m)[[j] * k]) for j in range(m)]))
-        Q = np.zeros((k, m))
-        Q[:, y] = 1.0
-        outputs = tuple(problem.outputs)
-    stats = dict(stats, fallback=why)
-    res = _finish(problem, Q, outputs, bound, timings, stats, proven=False,
-                  message=f"{why}; exported the best constant channel instead")
+    cands = []
+    for name, Q, outputs, mix in channels:
+        if Q is not None:
+            cands += solver_candidates(problem, name, Q, tuple(outputs), mix)
+    cands.append(constant_candidate(problem))
+    cands += rr_candidates(problem)
+    best, good = best_verified(problem, cands, check)
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    if best is None:
+        return _fail("error", f"{why}; no candidate channel (the solver's, the best constant one, randomized "
+                     "response) passed the exact check", timings, stats)
+    stats = dict(stats, fallback={"why": why, "exported": best.name,
+                                  "candidates": [[c.name, c.value] for c in good]})
+    said = (f"{why}; exported the best verified channel seen: {best.name}, {obj.kind} {best.value:.10g}, "
+            + (f"bound {bound:.10g}" if bound is not None else "no proven bound"))
+    res = _finish(problem, best.Q, best.outputs, bound, timings, stats,
+                  mix_columns=best.mix_columns, proven=proven, message=said,
+                  rel_gap=rel_gap, check=check)
+    if res.status in ("optimal", "feasible") and not res.message.startswith(said):
+        res = replace(res, message=f"{said}; {res.message}" if res.message else said)
     return res
 
 
@@ -394,14 +451,18 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         kind, eps, P = cg
         t = time.perf_counter()
         bar = Progress("column generation", enabled=None if show else False)
-        if kind == "lip-separable":
-            sol = column_generation_separable(obj, eps, P, backend=lp_backend, progress=bar if show else None)
-        else:
-            sol = column_generation(obj, kind, eps, P, backend=lp_backend, progress=bar if show else None)
+
+        def run(engine: str):
+            if kind == "lip-separable":
+                return column_generation_separable(obj, eps, P, backend=engine, progress=bar if show else None)
+            return column_generation(obj, kind, eps, P, backend=engine, progress=bar if show else None)
+
+        sol, used, failed = solve_with_retry(run, retry_order(lp_backend))
         bar.done()
         timings["solve"] = time.perf_counter() - t
+        retried = retry_note("column generation", failed, used, sol.status == "optimal")
         if sol.status != "optimal":
-            return _constant_fallback(problem, timings, {}, f"column generation failed ({sol.message})")
+            return _constant_fallback(problem, timings, {}, retried)
         w, V = sol.weights, sol.V
         inv = np.zeros(V.shape[1], bool)
         stats = {"method": "colgen", "iterations": sol.stats.get("iterations"), "rays": int(V.shape[1])}
@@ -430,11 +491,15 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         V = V / V.max(axis=0, keepdims=True)  # rays of any scale: largest entry 1
         mu = column_utility(obj, V)
         t = time.perf_counter()
-        sol = solve_ray_lp(V, mu, backend=lp_backend)
+        # a failed ray LP (HiGHS "Status 15" at budgets up to 58) is retried on the other back-ends
+        sol, used, failed = solve_with_retry(lambda engine: solve_ray_lp(V, mu, backend=engine),
+                                             retry_order(lp_backend))
         timings["solve"] = time.perf_counter() - t
+        retried = retry_note("the ray LP", failed, used, sol.status == "optimal")
         if sol.status != "optimal":
-            msg = lost if sol.status == "infeasible" else f"the ray LP failed: {sol.message}"
-            return _constant_fallback(problem, timings, {}, msg)
+            infeasible = any("infeasible" in why.lower() for _, why in failed)
+            return _constant_fallback(problem, timings, {"method": "rays", "rays": int(V.shape[1])},
+                                      f"{lost} ({retried})" if infeasible else retried)
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
         d = sol.stats.get("duals")
@@ -452,9 +517,13 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     bound = offset + sign * upper
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     mix = ~inv_cols if inv_cols.any() else None
+    if retried:
+        stats["lp_retry"] = retried
     if Q.shape[1] == 0:
-        return _constant_fallback(problem, timings, stats, "the ray LP's weights are all zero", bound=bound)
+        return _noted(_constant_fallback(problem, timings, stats, "the ray LP's weights are all zero", bound=bound,
+                                         proven=proven), retried)
     res = _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
     if res.status == "error":
-        return _constant_fallback(problem, timings, stats, res.message, bound=bound)
-    return res
+        res = _constant_fallback(problem, timings, stats, res.message, bound=bound, proven=proven,
+                                 channels=((f"the {stats['method']} channel", Q, outputs, mix),))
+    return _noted(res, retried)

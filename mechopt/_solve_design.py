@@ -189,39 +189,24 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
     res = _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
                   rel_gap=DESIGN_REL_GAP)
     if res.status == "error":
-        return _rr_fallback(problem, timings, res.message)
+        return _rr_fallback(problem, timings, res.message, channels=(("the design's channel", Q, outputs, mix),),
+                            bound=found.lower, proven=found.proven)
     return res
 
 
-def _rr_fallback(problem: Problem, timings: dict, why: str) -> SolveResult:
-    """Randomized response ``(1 - t) J / k + t I`` at the largest ``t`` that verifies exactly.
+def _rr_fallback(problem: Problem, timings: dict, why: str, channels: tuple = (), bound: float | None = None,
+                 proven: bool = False) -> SolveResult:
+    """The estimation design's fallback: the best verified channel of :func:`mechopt._solve._constant_fallback`.
 
-    The estimation design's fallback (the constant channel has an infinite risk): with no
+    The constant channel has an infinite risk, so the candidates that count are the
+    design's own channel (``channels``, mixed toward a constant one until it verifies) and
+    randomized response ``(1 - t) J / k + t I`` at the largest ``t`` that verifies: with no
     tied rows every notion allows it for some ``t > 0`` (a zero budget ties rows, and
-    positive budgets leave the constant channel slack), so the problem gets a verified
-    channel with a finite risk, reported ``feasible`` with no bound (the design's bound
-    is not valid when rays were lost).
+    positive budgets leave the constant channel slack). Reported ``feasible`` unless a
+    ``proven`` ``bound`` closes the gap; no bound when rays were lost (the design's bound
+    is not valid then), the design's lower bound when only its repair failed.
     """
-    from ._verify import verify
+    from ._solve import _constant_fallback
 
-    k = problem.k
-    notions = list(problem.notions)
-
-    def channel(t: float) -> np.ndarray:
-        return np.full((k, k), (1.0 - t) / k) + t * np.eye(k)
-
-    t, lo = 1.0, 0.0
-    while t > 1e-300 and not verify(channel(t), notions).verified:
-        lo, t = t, t / 2  # lo: the last t that failed
-    if t <= 1e-300:
-        return _fail("error", f"{why}; no randomized response verifies either", timings)
-    if lo:
-        for _ in range(30):  # bisection between t (verifies) and lo (fails)
-            mid = 0.5 * (t + lo)
-            if verify(channel(mid), notions).verified:
-                t = mid
-            else:
-                lo = mid
-    return _finish(problem, channel(t), tuple(f"y{j}" for j in range(k)), None, timings, {"fallback": why},
-                   proven=False, message=f"{why}; exported randomized response (the largest mixing that verifies) "
-                   "instead")
+    return _constant_fallback(problem, timings, {}, why, bound, channels=channels, proven=proven,
+                              rel_gap=DESIGN_REL_GAP)

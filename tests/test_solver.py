@@ -868,9 +868,12 @@ def test_labeled_uldp_with_only_non_sensitive_outputs_is_solved():
     assert r.bound == pytest.approx(1 / 3 + 1 / (3 * math.e), abs=1e-9)
 
 
-def test_a_solver_that_says_infeasible_gives_a_verified_constant_channel(tmp_path, capsys, monkeypatch):
+def test_a_solver_that_says_infeasible_gives_the_best_verified_channel(tmp_path, capsys, monkeypatch):
     """A labeled problem always has a feasible channel (every row the same point mass): a
-    solver's "infeasible" is the solver's failure, reported as such, never the problem's."""
+    solver's "infeasible" is the solver's failure, reported as such, never the problem's.
+    The fallback exports the best verified channel it knows (issue 20): here randomized
+    response, which is the optimum of 3 inputs under 1-LDP with Hamming loss, 2/(2+e),
+    against 2/3 for every constant channel."""
     import mechopt._solve as S
     from mechopt.solvers._labeled import LabeledSolution
 
@@ -882,9 +885,11 @@ def test_a_solver_that_says_infeasible_gives_a_verified_constant_channel(tmp_pat
                "objective": {"kind": "expected_loss"}}
     r = solve(problem, quiet=True)
     assert r.status == "feasible" and r.ok and r.certificate.verified
-    assert "solver failed" in r.message and "constant channel" in r.message
-    assert r.bound is None and r.objective == pytest.approx(2 / 3)
-    assert np.array_equal(r.mechanism.matrix, np.array([[1.0, 0, 0], [1.0, 0, 0], [1.0, 0, 0]]))
+    assert "solver failed" in r.message and "best verified channel seen: randomized response" in r.message
+    assert r.bound is None and r.objective == pytest.approx(2 / (2 + math.e), rel=1e-5)
+    assert r.objective >= 2 / (2 + math.e) - 1e-15  # nothing beats the optimum
+    e = math.e
+    assert np.allclose(r.mechanism.matrix, (np.ones((3, 3)) + (e - 1) * np.eye(3)) / (2 + e), atol=1e-5)
     ppath = tmp_path / "p.json"
     ppath.write_text(json.dumps(problem))
     mpath = tmp_path / "mech.json"
@@ -892,9 +897,8 @@ def test_a_solver_that_says_infeasible_gives_a_verified_constant_channel(tmp_pat
     assert cli_main(["solve", str(ppath), "-o", str(mpath), "--quiet"]) == 0
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
-    # one line for the fallback, one saying that a constant channel identifies nothing
-    assert len(lines) == 2 and "constant channel" in lines[0] and "Traceback" not in err
-    assert "cannot identify" in lines[1]
+    # one line for the fallback
+    assert len(lines) == 1 and "randomized response" in lines[0] and "Traceback" not in err
     assert mpath.exists()
 
 
@@ -907,7 +911,10 @@ def test_free_outputs_never_report_infeasible_when_rays_are_lost(monkeypatch):
     r = solve({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "mutual_information"}}, quiet=True)
     assert r.status == "feasible" and r.certificate.verified and "rays were lost" in r.message
-    assert r.objective == pytest.approx(0.0, abs=1e-15) and r.bound is None
+    # the fallback's best verified channel: randomized response at ratio e (issue 20), whose
+    # mutual information under the uniform prior is log 3 - H(e, 1, 1 / (2 + e))
+    row = np.array([math.e, 1.0, 1.0]) / (2 + math.e)
+    assert r.objective == pytest.approx(math.log(3) + float(row @ np.log(row)), rel=1e-5) and r.bound is None
 
 
 #: found by benchmarks/fuzz.py: E[3][0] = 0 (q3 <= q0 in every column) with rows summing
@@ -1008,9 +1015,11 @@ def test_wrong_solver_answer_is_caught_by_the_exact_check(monkeypatch):
     monkeypatch.setattr(S, "solve_ray_lp", liar)
     r = solve({"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
                "objective": {"kind": "mutual_information"}}, quiet=True)
-    # the liar's channel is refused by the exact check; what is exported is the constant channel
-    assert r.status == "feasible" and "could not be repaired" in r.message and "constant channel" in r.message
-    assert r.certificate.verified and r.mechanism.matrix.shape[1] == 1
+    # the liar's channel is refused by the exact check; what is exported is the best verified
+    # channel the run saw (issue 20): a mixture of it with a constant channel, or randomized response
+    assert r.status == "feasible" and "could not be repaired" in r.message and "best verified channel" in r.message
+    assert r.certificate.verified and mechopt.verify(r.mechanism.matrix, [mechopt.LDP(1.0)]).verified
+    assert r.stats["fallback"]["exported"] in [c[0] for c in r.stats["fallback"]["candidates"]]
 
 
 def test_numerical_failure_is_an_error_status(monkeypatch):

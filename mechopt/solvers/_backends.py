@@ -310,3 +310,78 @@ def get_backend(name: str = "highs"):
                              f"{sorted(cp.installed_solvers())}")
         return CvxpyAdapter(solver)
     raise InputError("backend", f"unknown back-end {name!r}; expected one of {list(_REGISTRY)} or 'cvxpy:SOLVER'")
+
+
+#: the cvxpy solver tried last when every HiGHS method failed (interior point, no HiGHS code)
+RETRY_CVXPY = "CLARABEL"
+
+
+def retry_order(requested: str = "auto", *, size: int = 0, cvxpy: bool = True) -> list[str]:
+    """The back-ends to try, in order, for an LP: the one asked for (or the default), then the others.
+
+    A HiGHS failure ("HiGHS Status 15: model_status is Unknown" on a ray LP whose rays
+    hold e^58 next to 1) is often one method's: interior point solves what simplex
+    could not, or the reverse. After the HiGHS methods comes ``cvxpy:CLARABEL`` when it
+    is installed (``cvxpy=False`` leaves it out). Names are those of :func:`get_backend`.
+
+    Examples
+    --------
+    >>> retry_order(cvxpy=False)
+    ['highs', 'highs-ipm', 'highs-ds']
+    >>> retry_order(size=5000, cvxpy=False)
+    ['highs-ipm', 'highs-ds', 'highs']
+    >>> retry_order("highs-ds", cvxpy=False)
+    ['highs-ds', 'highs-ipm', 'highs']
+    """
+    if requested == "auto":
+        first = "highs-ipm" if size > IPM_FROM else "highs"
+    else:
+        first = requested
+    order = [first] + [b for b in ("highs-ipm", "highs-ds", "highs") if b != first]
+    if cvxpy:
+        name = f"cvxpy:{RETRY_CVXPY}"
+        try:
+            import cvxpy as cp
+
+            if RETRY_CVXPY in cp.installed_solvers() and name != first:
+                order.append(name)
+        except ImportError:  # pragma: no cover - cvxpy is a dependency
+            pass
+    return order
+
+
+def solve_with_retry(attempt: Callable[[str], object], order: list[str]):
+    """Call ``attempt(backend)`` for each back-end of ``order`` until one answers ``status == "optimal"``.
+
+    Returns ``(result, backend, failures)``: the first optimal result (or the last
+    failure), the back-end that gave it, and ``(backend, message)`` of each failed try.
+    :func:`retry_note` says in one phrase what happened.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> answers = {"highs": NS(status="error", message="Status 15"), "highs-ipm": NS(status="optimal", message="")}
+    >>> res, used, failed = solve_with_retry(answers.get, ["highs", "highs-ipm"])
+    >>> used, failed
+    ('highs-ipm', [('highs', 'Status 15')])
+    >>> retry_note("the ray LP", failed, used, res.status == "optimal")
+    'the ray LP failed on highs (Status 15); retried on highs-ipm, which solved it'
+    """
+    failures: list[tuple[str, str]] = []
+    res, used = None, order[0]
+    for name in order:
+        res, used = attempt(name), name
+        if res.status == "optimal":
+            break
+        failures.append((name, str(getattr(res, "message", "") or res.status)))
+    return res, used, failures
+
+
+def retry_note(what: str, failures: list[tuple[str, str]], used: str, solved: bool) -> str:
+    """One phrase for the message: which back-ends failed, and which one produced the answer."""
+    if not failures:
+        return ""
+    tried = "; ".join(f"{name} ({msg})" for name, msg in failures)
+    if solved:
+        return f"{what} failed on {tried}; retried on {used}, which solved it"
+    return f"{what} failed on every back-end tried: {tried}"

@@ -234,8 +234,15 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         mix = ~inv_cols if inv_cols.any() else None
     stats = {"method": "colgen", "pricing": "staircases" if eps is not None else "listed rays",
              **{key: v for key, v in res.stats.items()}, "support": int(keep.sum())}
-    out = _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), res.lower, timings, stats,
+    outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
+    out = _finish(problem, Q, outputs, res.lower, timings, stats,
                   mix_columns=mix, proven=res.status == "optimal", message=res.message, **_finish_options())
+    if out.status == "error":
+        from .._solve import _constant_fallback
+
+        # the repair failed: the best verified channel seen (this one mixed, randomized response)
+        return _constant_fallback(problem, timings, stats, out.message, res.lower, proven=res.status == "optimal",
+                                  channels=(("the design's channel", Q, outputs, mix),), rel_gap=PROVEN_REL_GAP)
     if out.status == "optimal" and not (out.gap <= PROVEN_REL_GAP * abs(out.objective)):
         # the export (vertex, exact row sums, repair) moved the risk: judge the exported channel
         out = replace(out, status="feasible", message="the exported channel is not within 1e-6 of the bound")

@@ -93,7 +93,7 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
 def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
     """Column generation, then main's repair and exact verification (``_finish``)."""
     from .._objectives import objective_scale, offset_sign
-    from .._solve import RAYS_REL_GAP, Progress, _constant_fallback, _fail, _finish
+    from .._solve import RAYS_REL_GAP, Progress, _constant_fallback, _finish
     from ._colgen import column_generation
     from ._raylp import channel_from_rays
 
@@ -109,7 +109,8 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     stats = {"method": "colgen", "cone": cs.name, "pieces": len(cs.pieces),
              **{key: v for key, v in res.stats.items() if key not in ("cone", "pieces")}}
     if res.status != "optimal" or res.weights is None:
-        return _fail("error", f"column generation failed: {res.message}", timings, stats)
+        # no channel from the run: the best verified standard channel (constant, randomized response)
+        return _constant_fallback(problem, timings, stats, f"column generation failed: {res.message}")
     w, V, inv = res.weights, res.V, res.invertible
     Q, inv_cols = channel_from_rays(V, w, inv)
     offset, sign = offset_sign(obj)
@@ -123,5 +124,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     out = _finish(problem, Q, outputs, bound, timings, stats, mix_columns=~inv_cols if inv_cols.any() else None,
                   proven=True, message=message)
     if out.status == "error":
-        return _constant_fallback(problem, timings, stats, out.message, bound=bound)
+        mix = ~inv_cols if inv_cols.any() else None
+        return _constant_fallback(problem, timings, stats, out.message, bound=bound,
+                                  channels=(("the column generation's channel", Q, outputs, mix),))
     return out

@@ -39,7 +39,7 @@ def clean(Q: np.ndarray, zero_tol: float = 1e-15) -> np.ndarray:
 TIE_BELOW = 1e-12
 
 
-def tied_rows(notions, k: int, *, exact: bool = False) -> list[np.ndarray]:
+def tied_rows(notions, k: int, *, exact: bool = False, below: float | None = None) -> list[np.ndarray]:
     """Groups of inputs whose rows every feasible channel has identical.
 
     A zero budget ``q[x] <= e^0 q[x']`` on every column, with both rows summing to 1,
@@ -49,14 +49,16 @@ def tied_rows(notions, k: int, *, exact: bool = False) -> list[np.ndarray]:
     as floats, which every later step (mixing without renormalising) keeps.
 
     With ``exact``, only the ties a zero budget forces are returned (budgets in
-    ``(0, TIE_BELOW)`` tie rows as a restriction otherwise).
+    ``(0, TIE_BELOW)`` tie rows as a restriction otherwise); ``below`` ties every pair
+    whose budget is under it (the fallbacks' restriction, :mod:`mechopt._fallback`).
     """
     # budgets below TIE_BELOW are under float resolution: e^1e-15 - 1 is a few ulps, so no
     # float matrix can be repaired onto them; such rows are tied (a restriction that costs
     # at most about that budget in utility). Each notion says which rows it ties.
     from ..notions import Notion
 
-    below = 0.0 if exact else TIE_BELOW
+    if below is None:
+        below = 0.0 if exact else TIE_BELOW
     parent = list(range(k))
 
     def find(a: int) -> int:
@@ -101,7 +103,8 @@ def repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_m
     return best
 
 
-def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_max: float = 1e-2) -> Repair:
+def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_max: float = 1e-2,
+            target: np.ndarray | None = None) -> Repair:
     """Smallest mixing ``t`` that makes ``Q`` pass the exact verifier.
 
     Parameters
@@ -110,6 +113,11 @@ def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_
     notions : list of Notion
     mix_columns : bool ndarray (m,), optional
         Outputs the constant channel may use (default: all).
+    t_max : float
+        The largest mixing tried; at ``t_max = 1`` the channel is the constant one, which
+        every notion allows, so a repair always exists (the fallbacks use that).
+    target : ndarray (m,), optional
+        The constant channel's row (a distribution; default: uniform over ``mix_columns``).
 
     Returns
     -------
@@ -120,7 +128,7 @@ def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_
     cols = np.ones(m, bool) if mix_columns is None else np.asarray(mix_columns, bool)
     if not cols.any():
         cols = np.ones(m, bool)
-    u = np.where(cols, 1.0 / cols.sum(), 0.0)
+    u = np.where(cols, 1.0 / cols.sum(), 0.0) if target is None else np.asarray(target, dtype=float)
 
     def mixed(t: float) -> np.ndarray:
         if t == 0:
@@ -137,11 +145,11 @@ def _repair(Q: np.ndarray, notions, *, mix_columns: np.ndarray | None = None, t_
         return Repair(Q, math.nan, cert, attempts)
     lo, hi = 0.0, None
     t = 1e-14
-    while t <= t_max:
+    while t <= t_max * (1 + 1e-12):
         attempts += 1
-        c = verify(mixed(t), notions)
+        c = verify(mixed(min(t, t_max)), notions)
         if c.verified:
-            hi, cert_hi = t, c
+            hi, cert_hi = min(t, t_max), c
             break
         lo = t
         t *= 10
