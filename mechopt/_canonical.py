@@ -257,8 +257,9 @@ def signed_document(inputs: list[str], outputs: list[str], matrix: list[list[Any
                     privacy: list[dict[str, Any]]) -> dict[str, Any]:
     """Return a minimal current-version mechanism document carrying its ``sha256``.
 
-    For examples and tests of the readers (:mod:`mechopt.client`): the objective and the
-    certificate are empty, nothing is solved or verified here.
+    For examples and tests of the readers (:mod:`mechopt.client`): the objective is
+    ``{"kind": "none"}`` and the certificate says nothing was verified (readers verify
+    the claims themselves); nothing is solved or verified here.
 
     Parameters
     ----------
@@ -281,6 +282,7 @@ def signed_document(inputs: list[str], outputs: list[str], matrix: list[list[Any
     (2, True)
     """
     doc = {"format": "mechopt-mechanism", "version": CURRENT_VERSION, "inputs": list(inputs),
-           "outputs": list(outputs), "matrix": matrix, "privacy": privacy, "objective": {}, "certificate": {}}
+           "outputs": list(outputs), "matrix": matrix, "privacy": privacy, "objective": {"kind": "none", "value": None, "bound": None},
+           "certificate": {"verified": False, "method": "none", "checks": []}}
     doc["sha256"] = canonical_digest(doc)
     return doc

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._canonical import CURRENT_VERSION, VERSIONS, canonical_digest
+from ._client_document import Checked, _verify_claims, check_text, parse_document_claims, read_mechanism_text
 from ._errors import InputError, VerificationError
 from .notions import Notion, notion_from_spec
 from ._verify import Certificate, as_matrix, verify
@@ -224,35 +225,88 @@ class Mechanism:
 
     @classmethod
     def load(cls, path: str | Path, *, verify: bool = True) -> "Mechanism":
-        """Load a mechanism file: schema, digest, and (by default) exact re-verification.
+        """Load a mechanism file: strict JSON, structure, digest, and (by default) exact re-verification.
+
+        The file goes through :func:`load_verified` — the one path of every reader
+        (``mechopt verify``, ``privatize``, ``estimate``, the client) — so a file any of
+        them refuses is refused here too. A family file gives a
+        :class:`mechopt.families.FamilyMechanism`.
 
         Raises
         ------
         InputError
-            The file is missing, not JSON, or breaks the schema (exit code 2).
+            The file is missing, not strict JSON, or malformed (exit code 2).
         VerificationError
-            The digest does not match, or ``verify`` and the matrix fails its own
-            privacy claims exactly (exit code 1).
+            The digest does not match, or ``verify`` and a privacy claim fails exactly
+            (exit code 1).
         """
-        p = Path(path)
-        if not p.exists():
-            raise InputError(str(path), "file does not exist")
-        from ._problem import MAX_FILE_BYTES
+        return load_verified(path, verify=verify)[1]
 
-        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(str(path), f"is {p.stat().st_size} bytes; files up to {MAX_FILE_BYTES} bytes are read")
+
+def load_verified(path: str | Path, *, verify: bool = True, _collect: list | None = None) -> tuple[Checked, Any]:
+    """Read a mechanism file the one way every consumer reads it, and verify its claims exactly.
+
+    1. :func:`mechopt._client_document.check_text` — the standard-library client's path:
+       strict JSON (depth, duplicate keys, numbers beyond float range), structure, the
+       digest, the claims' parameters, and (``verify``) every claim decided exactly by
+       the client's verifier (:mod:`mechopt._claims`, or a family's closed forms).
+    2. :meth:`Mechanism.from_dict` (the JSON Schema, the notions) and, with ``verify``,
+       the exact certificate of :mod:`mechopt._verify`.
+
+    A file passes only if both pass, so ``mechopt privatize``/``estimate`` (which call
+    this) accept exactly what ``mechopt verify`` accepts, and never anything the
+    standard-library client would refuse.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The mechanism file (matrix or family).
+    verify : bool, keyword-only
+        Decide the claims (default). ``False`` stops after the structure, the digest and
+        the claims' parameters.
+
+    Returns
+    -------
+    (Checked, Mechanism or FamilyMechanism)
+        The client's view (``doc``, ``family``, parsed ``claims``) and the mechanism.
+
+    Raises
+    ------
+    InputError
+        Malformed; one line naming the file and the field (exit code 2).
+    VerificationError
+        Digest mismatch, no claim, or (``verify``) a claim fails (exit code 1).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> m = Mechanism.from_channel([[0.7, 0.3], [0.3, 0.7]], [{"notion": "ldp", "epsilon": 1.0}])
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.json")
+    >>> m.save(path)
+    >>> checked, mech = load_verified(path)
+    >>> checked.family is None, mech.matrix.shape
+    (True, (2, 2))
+    """
+    source = str(path)
+    checked = check_text(read_mechanism_text(path), source, verify=False)
+    try:
         try:
-            text = p.read_text()
-            doc = json.loads(text, parse_constant=_reject_constant)
-        except RecursionError:
-            raise InputError(str(path), "nests too deeply (lists and objects) to be a mechanism file") from None
-        except json.JSONDecodeError as err:
-            raise InputError(str(path), f"is not valid JSON: {err}") from None
-        except UnicodeDecodeError as err:
-            raise InputError(str(path), f"is not text: {err}") from None
-        mech = cls.from_dict(doc)
-        if verify:
-            cert = mech.verify()
-            if not cert.verified:
-                raise VerificationError(f"privacy: {cert.detail or 'the matrix fails its claims'}")
-        return mech
+            if verify or _collect is not None:
+                _verify_claims(checked)  # the claims' parameters, then the client's exact verdict
+            else:
+                parse_document_claims(checked)
+        except VerificationError as err:
+            if _collect is None:
+                raise
+            _collect.append(str(err))  # mechopt verify: reported with the certificate
+            parse_document_claims(checked)
+        mech = Mechanism.from_dict(checked.doc)
+    except InputError as err:
+        raise InputError(f"{source}: {err.field}", err.rule) from None
+    except VerificationError as err:
+        raise VerificationError(f"{source}: {err}") from None
+    if verify:
+        cert = mech.verify()
+        if not cert.verified:
+            raise VerificationError(f"{source}: privacy: {cert.detail or 'the mechanism fails its claims'}")
+    return checked, mech

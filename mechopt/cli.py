@@ -69,10 +69,14 @@ def _cmd_solve(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from ._mechanism import Mechanism
+    from ._mechanism import load_verified
     from ._problem import load_problem
 
-    mech = Mechanism.load(args.mechanism, verify=False)
+    # the one path of every reader (strict JSON, structure, digest, claims' parameters), with
+    # the client's exact verdict on the file's own claims: verify refuses what a client refuses
+    failed: list[str] = []
+    _, mech = load_verified(args.mechanism, verify=False, _collect=failed)
+    client_detail = failed[0] if failed else ""
     if args.problem:
         problem = load_problem(args.problem)
         if tuple(problem.inputs) != tuple(mech.inputs):
@@ -82,8 +86,13 @@ def _cmd_verify(args) -> int:
     else:
         notions = mech.notions
     cert = mech.verify(notions)
+    verified = cert.verified and not client_detail
+    detail = cert.detail or client_detail
     if args.json:
-        print(json.dumps({**cert.to_dict(), "sha256_ok": True}, indent=1))
+        out = {**cert.to_dict(), "sha256_ok": True, "client_ok": not client_detail}
+        if client_detail:
+            out.update(verified=False, client_detail=client_detail)
+        print(json.dumps(out, indent=1))
     else:
         for c in cert.checks:
             mark = "ok  " if c.ok else "FAIL"
@@ -91,10 +100,12 @@ def _cmd_verify(args) -> int:
                   f"worst slack {c.worst_slack:.3g}  (nats)")
         if not cert.rows_ok:
             print(f"FAIL rows: {cert.detail}")
-        print("verified exactly" if cert.verified else f"NOT verified: {cert.detail}")
-    if not cert.verified:
-        print(f"mechopt: verification failed: {cert.detail}", file=sys.stderr)
-    return 0 if cert.verified else 1
+        if client_detail:
+            print(f"FAIL client check: {client_detail}")
+        print("verified exactly" if verified else f"NOT verified: {detail}")
+    if not verified:
+        print(f"mechopt: verification failed: {detail}", file=sys.stderr)
+    return 0 if verified else 1
 
 
 def _cmd_closed_form(args) -> int:

@@ -41,13 +41,13 @@ from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from mechopt._client_document import (FORMAT, ROW_SUM_TOLERANCE, VERSION, VERSIONS, _check_matrix,  # noqa: F401
-                                      _check_number, _exact, _short, check_document, load_document)
-from mechopt._claims import check_claims
+from mechopt._client_document import (FORMAT, ROW_SUM_TOLERANCE, VERSION, VERSIONS, _check,  # noqa: F401
+                                      _check_matrix, _check_number, _exact, _short, _verify_claims,
+                                      check_document, check_text, load_document, verdict)
 from mechopt._errors import InputError
 
-__all__ = ["FORMAT", "VERSION", "VERSIONS", "ROW_SUM_TOLERANCE", "check_document",
-           "load_document", "row_weights", "uniform_below", "Sampler"]
+__all__ = ["FORMAT", "VERSION", "VERSIONS", "ROW_SUM_TOLERANCE", "check_document", "check_text",
+           "load_document", "verdict", "row_weights", "uniform_below", "Sampler"]
 
 _WORD = 1 << 32
 
@@ -234,9 +234,12 @@ class Sampler:
     def __init__(self, doc: dict[str, Any], *, seed: int | None = None,
                  words: Iterable[int] | None = None,
                  store: MutableMapping[str, str] | None = None, verify: bool = True):
-        check_document(doc)
+        checked = _check(doc)
+        if checked.family is not None:
+            raise InputError("family", "is a family mechanism: sample it with mechopt.families.FamilySampler "
+                                       "(mechopt.families.load_family_document reads and verifies the file)")
         if verify:
-            check_claims(doc)
+            _verify_claims(checked)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
         if seed is not None and words is not None:

@@ -136,7 +136,7 @@ def test_tampered_matrix_is_refused(tmp_path, doc):
 
 
 def test_tampered_privacy_claim_is_refused(tmp_path, doc):
-    doc["privacy"][0]["epsilon"] = 0.1
+    doc["privacy"][0]["matrix"][0][1] = 0.1  # a tighter claim than the one hashed
     with pytest.raises(VerificationError, match="modified after export"):
         load_document(write(tmp_path / "m.json", doc))
     with pytest.raises(VerificationError):
@@ -155,7 +155,7 @@ def test_unhashed_fields_may_change(tmp_path, doc):
     (lambda d: d.update(version=3), r"version: must be 1 or 2"),
     (lambda d: d.update(version=True), r"version: must be 1 or 2"),
     (lambda d: d.update(memoize=1), r"memoize: must be true or false"),
-    (lambda d: d.update(family={"name": "hadamard"}), r"family: structured mechanisms"),
+    (lambda d: d.update(family={"name": "hadamard"}), r"outputs: a family file lists no outputs"),
     (lambda d: d.update(inputs=["home", "home"]), r"inputs\[1\]: labels must be unique"),
     (lambda d: d.update(outputs=[1, 2, 3, 4, 5, 6]), r"outputs\[0\]: must be a string"),
     (lambda d: d.update(inputs=[]), r"inputs: must be a non-empty list"),
@@ -166,7 +166,9 @@ def test_unhashed_fields_may_change(tmp_path, doc):
     (lambda d: d["matrix"][0].__setitem__(3, "0"), r"matrix\[0\]\[3\]: must be a number"),
     (lambda d: d["matrix"][0].__setitem__(3, float("inf")), r"matrix\[0\]\[3\]: must be finite"),
     (lambda d: d.update(privacy={"notion": "ldp"}), r"privacy: must be a list"),
-    (lambda d: d.update(privacy=[{"epsilon": 1}]), r"privacy\[0\]: must be an object"),
+    (lambda d: d.update(privacy=[{"epsilon": 1}]), r"privacy\[0\]: must be an object with a string 'notion'"),
+    (lambda d: d.update(objective={"value": 1}), r"objective\.kind: is required"),
+    (lambda d: d["certificate"].pop("checks"), r"certificate\.checks: is required"),
     (lambda d: d.update(sha256="abc"), r"sha256: must be 64 lowercase hex digits"),
 ])
 def test_malformed_documents(doc, mutate, match):
@@ -176,7 +178,7 @@ def test_malformed_documents(doc, mutate, match):
 
 
 def test_file_level_errors(tmp_path, doc):
-    with pytest.raises(InputError, match=r"missing\.json: cannot read"):
+    with pytest.raises(InputError, match=r"missing\.json: file does not exist"):
         load_document(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
@@ -184,7 +186,7 @@ def test_file_level_errors(tmp_path, doc):
         load_document(bad)
     nan = tmp_path / "nan.json"
     nan.write_text(json.dumps(doc).replace("0.2,", "NaN,", 1))
-    with pytest.raises(InputError, match=r"NaN is not valid JSON"):
+    with pytest.raises(InputError, match=r"nan\.json: matrix\[0\]\[2\]: NaN is not a JSON number"):
         load_document(nan)
     doc["matrix"][0][0] = 2.0
     with pytest.raises(InputError, match=r"shape\.json: matrix\[0\]: row must sum to 1"):

@@ -137,7 +137,8 @@ def test_tampered_mechanism_is_refused(tmp_path):
 def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     doc = {"format": "mechopt-mechanism", "version": 1, "inputs": ["a", "b", "c"],
            "outputs": ["u", "v"], "matrix": [[0.5, 0.5], [0.5, 0.5], [0.25, 0.75]],
-           "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {}, "certificate": {}}
+           "privacy": [{"notion": "ldp", "epsilon": 1.1}], "objective": {"kind": "none"},
+           "certificate": {"verified": True, "method": "exact", "checks": []}}
     doc["sha256"] = canonical_digest(doc)
     path = tmp_path / "mech.json"
     path.write_text(json.dumps(doc))

@@ -175,7 +175,7 @@ def test_malformed_family_files_are_refused_clearly(saved, tmp_path):
     for key in ("outputs", "matrix"):
         del doc[key]
     doc["family"] = {"name": "subset_selection", "d": 2}
-    _refused(tmp_path / "f.json", doc, mechopt.InputError, "family: 'kind' is a required property")
+    _refused(tmp_path / "f.json", doc, mechopt.InputError, "family.kind: must be one of subset_selection")
 
 
 def test_digest_covers_the_hashed_fields_only(saved, tmp_path):

@@ -17,12 +17,13 @@ def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_
                           seed: int | None = None) -> int:
     """Privatize a file of input labels with a family mechanism (exact sampler, CSPRNG unless seeded).
 
-    The file's digest is checked (its privacy is re-verified by ``mechopt verify``, as for
-    a matrix file); every label is checked before anything is drawn.
+    The file is read and its claims verified exactly by :meth:`FamilyMechanism.load` (the
+    one path of every reader: a file ``mechopt verify`` refuses is refused here); every
+    label is checked before anything is drawn.
     """
     from ..runtime._commands import _read_labels, _unknown
 
-    mech = FamilyMechanism.from_dict(_load(mech_path))
+    mech = FamilyMechanism.load(mech_path)
     sampler = mech.sampler(seed=seed)
     labels = _read_labels(input_path, "input")
     index = {x: i for i, x in enumerate(mech.inputs)}
@@ -31,12 +32,6 @@ def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_
 
     _write_atomically(Path(output_path), "".join(f"{sampler.sample_index(index[x])}\n" for x in labels), "output")
     return len(labels)
-
-
-def _load(path):
-    from ._mechanism import _read_json
-
-    return _read_json(path)
 
 
 def estimate_family_file(mech_path: str | Path, reports_path: str | Path, *, method: str = "em") -> dict[str, Any]:
@@ -54,7 +49,7 @@ def estimate_family_file(mech_path: str | Path, reports_path: str | Path, *, met
 
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
-    mech = FamilyMechanism.from_dict(_load(mech_path))
+    mech = FamilyMechanism.load(mech_path)
     fam = mech.family
     labels = _read_labels(reports_path, "reports")
     if not labels:

@@ -43,19 +43,11 @@ def is_family_document(doc: Any) -> bool:
 
 
 def _read_json(path: str | Path) -> Any:
-    p = Path(path)
-    if not p.exists():
-        raise InputError(str(path), "file does not exist")
-    try:
-        return json.loads(p.read_text(encoding="utf-8"), parse_constant=_reject)
-    except (json.JSONDecodeError, ValueError) as err:
-        raise InputError(str(path), f"is not valid JSON: {err}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(str(path), f"is not text: {err}") from None
+    """A mechanism file's JSON, read strictly (:func:`mechopt._jsonsafe.loads_strict`), one-line errors."""
+    from .._client_document import read_mechanism_text
+    from .._jsonsafe import loads_strict
 
-
-def _reject(name: str) -> Any:
-    raise ValueError(f"JSON constant {name} is not allowed (numbers must be finite)")
+    return loads_strict(read_mechanism_text(path), str(path))
 
 
 def is_family_file(path: str | Path) -> bool:
@@ -186,12 +178,16 @@ class FamilyMechanism:
 
     @classmethod
     def load(cls, path: str | Path, *, verify: bool = True) -> "FamilyMechanism":
-        """Load a family file: schema, parameters, digest and (by default) exact re-verification."""
-        mech = cls.from_dict(_read_json(path))
-        if verify:
-            cert = mech.verify()
-            if not cert.verified:
-                raise VerificationError(f"privacy: {cert.detail or 'the family fails its claims'}")
+        """Load a family file through the one path of every reader (:func:`mechopt._mechanism.load_verified`).
+
+        Strict JSON, schema, parameters, digest and (by default) every claim decided
+        exactly; a matrix file is refused here (naming ``family``).
+        """
+        from .._mechanism import load_verified
+
+        mech = load_verified(path, verify=verify)[1]
+        if not isinstance(mech, cls):
+            raise InputError(f"{path}: family", "is missing: this is a matrix mechanism file (use mechopt.Mechanism.load)")
         return mech
 
     def sampler(self, *, seed: int | None = None) -> FamilySampler:

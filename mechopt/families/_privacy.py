@@ -2,8 +2,8 @@
 
 A family's outputs are never listed, so its privacy is decided from closed forms of its
 worst cases, in exact arithmetic: ``ratio`` and every budget are exact decimals
-(``Fraction(repr(v))``) and ``e^ε`` is bracketed by :func:`mechopt._verify.exp_bounds`
-(60 significant digits); a claim inside that bracket is refused, never accepted.
+(``Fraction(repr(v))``) and ``e^ε`` is bounded below by
+:func:`mechopt._claims._exp_lo` (60 significant digits, standard library); a claim inside that bracket is refused, never accepted.
 
 Worst cases (``r`` = the family's ratio, ``>= 1``):
 
@@ -33,18 +33,29 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
+from .._claims import _exp_lo
 from .._errors import InputError
-from .._exact import exact, exp_bounds
-from .._verify import Certificate, Check
 from ._spec import HadamardFamily, SubsetMixture
+
+if TYPE_CHECKING:  # numpy-side types; this module itself is standard library only
+    from .._verify import Certificate
+
+
+def exact(v: float) -> Fraction:
+    """The exact decimal a JSON number is read as (``repr(float(v))``, as :func:`mechopt._exact.exact`)."""
+    return Fraction(repr(float(v)))
+
+
+def _exp_low(eps: Fraction) -> Fraction:
+    """A rational ``<= e^eps`` within ~1e-58 relative (the client's 60-digit bound)."""
+    return _exp_lo(eps)
 
 
 def _leq_exp(a: Fraction, eps: Fraction) -> bool:
     """Exactly decide ``a <= e^eps`` (refuses a value inside the 1e-58 bracket)."""
-    lo, _ = exp_bounds(eps)
-    return a <= lo
+    return a <= _exp_low(eps)
 
 
 def row_budgets(notion, k: int) -> list[Fraction | None] | None:
@@ -162,8 +173,24 @@ def _lip_pair(r: Fraction, lo_mass: Fraction | None, hi_mass: Fraction | None, e
     return ok, need
 
 
-def check_family(family, notion) -> Check:
-    """Exactly check one bound notion on a family; see the module docstring."""
+def check_family(family, notion):
+    """Exactly check one bound notion on a family; see the module docstring.
+
+    Returns a :class:`mechopt._verify.Check` (the verdict of :func:`family_claim`).
+    """
+    from .._verify import Check
+
+    ok, achieved, slack, detail = family_claim(family, notion)
+    return Check(notion.name, float(notion.budget), achieved, slack, ok, detail)
+
+
+def family_claim(family, notion) -> tuple[bool, float, float, str]:
+    """Exactly decide one claim on a family: ``(ok, achieved, worst slack, detail)``.
+
+    Standard library only: ``notion`` is a bound notion (:mod:`mechopt.notions`) or a
+    claim parsed by the client (:class:`mechopt._claims.Claim`), which carry the same
+    attributes; ``mechopt verify`` and the client decide with this one function.
+    """
     k = family.k
     if notion.k is not None and notion.k != k:
         raise InputError("family", f"has {k} inputs but notion {notion.name!r} is over {notion.k} inputs")
@@ -173,14 +200,13 @@ def check_family(family, notion) -> Check:
     ok = True
     achieved = 0.0
     slack = math.inf
-    budget = float(notion.budget)
     scale = float(getattr(notion, "epsilon", 1.0)) if notion.name != "eldp" else 1.0
     is_subset = isinstance(family, SubsetMixture)
     informative = bool(family.informative) if is_subset else True
     if notion.name == "uldp":
         eps = exact(notion.epsilon)
         if (informative or not is_subset) and r > 1:
-            slack = float(exp_bounds(eps)[0] - r)
+            slack = float(_exp_low(eps) - r)
         if is_subset:
             if informative and r > 1:
                 achieved = lr
@@ -256,15 +282,14 @@ def check_family(family, notion) -> Check:
                     continue
                 need = math.inf if b == 0 else lr * scale / float(b)
                 achieved = max(achieved, need)
-                slack = min(slack, float(exp_bounds(b)[0] - r))
+                slack = min(slack, float(_exp_low(b) - r))
                 if not _leq_exp(r, b):
                     ok = False
                     if len(detail) < 1:
                         detail.append(f"input {x}: ratio {float(r)!r} > e^{float(b)!r}")
     if notion.name in ("lip", "bp_lip") and math.isfinite(achieved):
         slack = math.exp(float(notion.epsilon)) - math.exp(achieved)
-    return Check(notion.name, budget, float(achieved), slack if math.isfinite(slack) else 0.0, bool(ok),
-                 "; ".join(detail[:2]))
+    return bool(ok), float(achieved), (slack if math.isfinite(slack) else 0.0), "; ".join(detail[:2])
 
 
 def verify_family(family, notions) -> Certificate:
@@ -282,6 +307,8 @@ def verify_family(family, notions) -> Certificate:
     >>> verify_family(fam, [LDP(0.99)]).verified
     False
     """
+    from .._verify import Certificate
+
     checks = tuple(check_family(family, n) for n in notions)
     ok = all(c.ok for c in checks)
     detail = ""

@@ -272,44 +272,30 @@ def approx_count(n: int) -> float | str:
 
 
 def load_family_document(path) -> tuple[dict, "SubsetMixture | HadamardFamily"]:
-    """Read a family mechanism file on a device: structure, parameters and sha256 (standard library).
+    """Read a family mechanism file on a device: structure, parameters, sha256 and claims, exactly.
 
-    The privacy claims are not re-verified here (that is ``mechopt verify``, as for a
-    matrix file); a file edited after export fails the digest.
+    Standard library only. The same path as every reader of a mechanism file
+    (:func:`mechopt._client_document.check_text`): strict JSON, the structure and the
+    claims' parameters, the digest of ``inputs``, ``family`` and ``privacy``, then every
+    privacy claim decided exactly from the family's parameters
+    (:func:`mechopt.families._privacy.family_claim`), so a re-hashed file whose family
+    breaks its claims is refused.
 
     Raises
     ------
     InputError
-        Unreadable, not JSON, or a malformed field (the message names it).
+        Unreadable, not JSON, a matrix file, or a malformed field (the message names it).
     VerificationError
-        The recorded sha256 is not the digest of ``inputs``, ``family`` and ``privacy``.
+        The recorded sha256 is not the digest of ``inputs``, ``family`` and ``privacy``,
+        or the family fails one of its privacy claims.
     """
-    import json
-    from pathlib import Path
+    from .._client_document import check_text, read_mechanism_text
 
-    from .._errors import VerificationError
-
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise InputError(str(path), f"cannot read the mechanism file as JSON: {err}") from None
-    if not isinstance(doc, dict):
-        raise InputError(str(path), "must hold a JSON object")
-    for name in ("format", "version", "inputs", "family", "privacy", "sha256"):
-        if name not in doc:
-            raise InputError(name, "required field is missing from a family mechanism file")
-    if doc["format"] != "mechopt-mechanism" or doc["version"] != FAMILY_VERSION:
-        raise InputError("version", f"a family file is format 'mechopt-mechanism' version {FAMILY_VERSION}, got "
-                         f"{doc['format']!r} version {doc['version']!r}")
-    inputs = doc["inputs"]
-    if not isinstance(inputs, list) or not inputs or not all(isinstance(x, str) for x in inputs) or len(
-            set(inputs)) != len(inputs):
-        raise InputError("inputs", "must be a non-empty list of unique strings")
-    fam = family_from_spec(doc["family"], inputs)
-    if family_digest(doc) != doc["sha256"]:
-        raise VerificationError("sha256: the digest of inputs, family and privacy does not match the file's; the "
-                                "file was modified after export")
-    return doc, fam
+    checked = check_text(read_mechanism_text(path), str(path))
+    if checked.family is None:
+        raise InputError(f"{path}: family", "is missing: this is a matrix mechanism file (read it with "
+                                            "mechopt.client.load_document)")
+    return checked.doc, checked.family
 
 
 # -- output labels -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mechopt._errors import InputError
-from mechopt.client import Sampler, load_document
+from mechopt.client import Sampler
 from mechopt.runtime._inference import (
     ESTIMATE_METHODS,
     Estimate,
@@ -86,8 +86,9 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
                    memo: str | Path | None = None) -> int:
     """Privatize a file of inputs, one label per line, into a file of reports.
 
-    The mechanism file is loaded and its sha256 checked with
-    :func:`mechopt.client.load_document`; every input label is checked before anything is
+    The mechanism file is read, its sha256 checked and its privacy claims verified
+    exactly by :func:`mechopt._mechanism.load_verified` (the path ``mechopt verify``
+    takes: a file it refuses is refused here); every input label is checked before anything is
     drawn; reports are drawn with the exact :class:`mechopt.client.Sampler` and written
     one per line, in order, to ``output_path`` (written to a temporary file first and
     renamed, so a failure never leaves a partial output). Each line is one user's
@@ -120,7 +121,8 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
         When a file cannot be read or written, the mechanism is malformed, a line is
         empty, or a line is not an input label (the message gives ``path:line``).
     VerificationError
-        When the mechanism file's sha256 does not match its content.
+        When the mechanism file's sha256 does not match its content, or its matrix (or
+        family) fails one of its privacy claims.
 
     Examples
     --------
@@ -137,11 +139,13 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     >>> open(out).read().split()
     ['yes', 'no']
     """
-    from mechopt.families import is_family_file, privatize_family_file
+    from mechopt._mechanism import load_verified
+    from mechopt.families import privatize_family_file
 
-    if is_family_file(mech_path):
+    checked, _ = load_verified(mech_path)  # the one path: what 'mechopt verify' refuses is refused here
+    if checked.family is not None:
         return privatize_family_file(mech_path, input_path, output_path, seed=seed)
-    doc = load_document(mech_path)
+    doc = checked.doc
     store = None
     if memo is not None:
         if not doc.get("memoize"):
@@ -201,7 +205,8 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     Parameters
     ----------
     mech_path : str or pathlib.Path
-        The mechanism JSON file (structure and sha256 are checked).
+        The mechanism JSON file (structure, sha256 and every privacy claim are checked,
+        as ``mechopt verify`` checks them).
     reports_path : str or pathlib.Path, optional
         Output labels, one per line (UTF-8); ``-`` reads standard input.
     counts_path : str or pathlib.Path, optional, keyword-only
@@ -234,7 +239,8 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         is empty or has a label that is not an output of the mechanism (the message
         gives ``path:line``), both or neither of reports and counts are given.
     VerificationError
-        When the mechanism file's sha256 does not match its content.
+        When the mechanism file's sha256 does not match its content, or it fails one of
+        its privacy claims.
 
     Examples
     --------
@@ -253,9 +259,11 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got "
                                    f"{method!r}")
-    from mechopt.families import estimate_family_file, is_family_file
+    from mechopt._mechanism import load_verified
+    from mechopt.families import estimate_family_file
 
-    if is_family_file(mech_path):
+    checked, _ = load_verified(mech_path)  # the one path: what 'mechopt verify' refuses is refused here
+    if checked.family is not None:
         if counts_path is not None:
             raise InputError("counts", "a family mechanism is estimated from its reports (--reports): its outputs "
                                        "are subsets or codes, not a short list of labels to count")
@@ -263,7 +271,7 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     if (reports_path is None) == (counts_path is None):
         raise InputError("reports", "give either --reports (one output label per line) or --counts "
                                     "(a CSV of output label,count), not both or neither")
-    doc = load_document(mech_path)
+    doc = checked.doc
     index = {y: j for j, y in enumerate(doc["outputs"])}
     if reports_path is not None:
         labels = _read_labels(reports_path, "reports")

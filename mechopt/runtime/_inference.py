@@ -307,14 +307,22 @@ def parse_counts_csv(text: str, outputs: Sequence[str], *, source: str = "counts
 
 
 def _doc_of(mechanism: Any) -> dict:
-    from mechopt._mechanism import Mechanism
-    from mechopt.client import check_document, load_document
+    """A matrix mechanism's document; a dict or a file is checked and its claims verified exactly."""
+    from mechopt._client_document import _check, _verify_claims
+    from mechopt._mechanism import Mechanism, load_verified
 
     if isinstance(mechanism, Mechanism):
         return mechanism.to_dict()
     if isinstance(mechanism, dict):
-        return check_document(mechanism)
-    return load_document(mechanism)
+        checked = _check(mechanism)
+    else:
+        checked = load_verified(mechanism)[0]
+    if checked.family is not None:
+        raise InputError("family", "is a family mechanism: estimate from its reports with "
+                                   "mechopt.families (estimate_family_file)")
+    if isinstance(mechanism, dict):
+        _verify_claims(checked)
+    return checked.doc
 
 
 def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
