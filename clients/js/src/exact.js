@@ -197,6 +197,10 @@ export function floatUp(a) {
 // the exact binary value of a double, as a rational
 function decimalOfBinary(f) {
   if (f === 0) return ZERO;
+  if (f < 0) {
+    const r = decimalOfBinary(-f);
+    return { n: -r.n, d: r.d };
+  }
   const view = new DataView(new ArrayBuffer(8));
   view.setFloat64(0, f);
   const bits = view.getBigUint64(0);
@@ -242,4 +246,52 @@ export function expLowerFloat(eps) {
   if (lowerCache.size > 1 << 18) lowerCache.clear();
   lowerCache.set(eps, v);
   return v;
+}
+
+/** The double nearest to the rational a (ties to even), as a correctly rounded parse would give. */
+export function floatNearest(a) {
+  if (a.n < 0n) return -floatNearest({ n: -a.n, d: a.d });
+  const f = floatDown(a);
+  const lo = decimalOfBinary(f);
+  if (cmp(lo, a) === 0 || f === Number.MAX_VALUE) return f;
+  const g = nextUp(f);
+  const hi = decimalOfBinary(g);
+  const c = cmp(sub(a, lo), sub(hi, a));
+  if (c < 0) return f;
+  if (c > 0) return g;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, f);
+  return (view.getBigUint64(0) & 1n) === 0n ? f : g;
+}
+
+/** Python's math.fsum: the correctly rounded sum of doubles (their binary values, exactly). */
+export function fsum(values) {
+  let n = 0n;
+  for (const v of values) {
+    if (v === 0) continue;
+    const b = decimalOfBinary(v);
+    // every double is a multiple of 2^-1074
+    n += b.d === 1n ? b.n << 1074n : b.n << (1074n - BigInt(bitLength(b.d) - 1));
+  }
+  return floatNearest({ n, d: 1n << 1074n });
+}
+
+/** numpy's sum of a float64 vector (pairwise summation, blocks of 8 below 128). */
+export function npSum(a, start = 0, n = a.length) {
+  if (n < 8) {
+    let r = 0;
+    for (let i = 0; i < n; i += 1) r += a[start + i];
+    return r;
+  }
+  if (n <= 128) {
+    const r = a.slice(start, start + 8);
+    let i = 8;
+    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j += 1) r[j] += a[start + i + j];
+    let res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i += 1) res += a[start + i];
+    return res;
+  }
+  let n2 = Math.floor(n / 2);
+  n2 -= n2 % 8;
+  return npSum(a, start, n2) + npSum(a, start + n2, n - n2);
 }

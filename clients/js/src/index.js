@@ -5,26 +5,20 @@
 // vectors in clients/vectors pin both, and the Python client (mechopt.client) passes the
 // same vectors, so two clients fed the same random words report the same outputs.
 
+import { checkClaims } from "./claims.js";
+import { MechanismError } from "./errors.js";
+import { integralFloatEndpoints, parseStrict, unsafeIntegers } from "./json.js";
+
+export { MechanismError };
+export { checkClaims, readClaims } from "./claims.js";
+export { parseStrict } from "./json.js";
+
 export const FORMAT = "mechopt-mechanism";
 /** The file versions this client reads. Version 1's digest is Python-specific. */
 export const VERSIONS = Object.freeze([2]);
 const ROW_SUM_EXPONENT = 12n; // rows must sum to 1 within 1e-12, exactly on the decimals
 const REQUIRED = ["format", "version", "inputs", "outputs", "matrix", "privacy", "objective",
   "certificate", "sha256"];
-
-/**
- * An error about a mechanism file. `kind` is "input" (malformed: the field and the rule)
- * or "verification" (the digest does not match: the file was altered).
- */
-export class MechanismError extends Error {
-  constructor(kind, field, rule) {
-    super(field ? `${field}: ${rule}` : rule);
-    this.name = "MechanismError";
-    this.kind = kind;
-    this.field = field;
-    this.rule = rule;
-  }
-}
 
 const inputError = (field, rule) => new MechanismError("input", field, rule);
 const show = (v) => {
@@ -181,22 +175,57 @@ function checkMatrix(doc, k, m) {
     if (!Array.isArray(row) || row.length !== m) {
       throw inputError(`matrix[${i}]`, `must be a list of ${m} entries (one per output), got ${Array.isArray(row) ? row.length : typeof row}`);
     }
-    const decimals = row.map((v, j) => {
-      const field = `matrix[${i}][${j}]`;
-      if (typeof v !== "number") throw inputError(field, `must be a number, got ${show(v)}`);
-      if (!Number.isFinite(v)) throw inputError(field, `must be finite, got ${v}`);
-      if (v < 0) throw inputError(field, `must be >= 0, got ${v}`);
-      return exactDecimal(v);
-    });
+    let total = 0;
+    for (let j = 0; j < m; j += 1) {
+      const v = row[j];
+      if (typeof v !== "number" || !Number.isFinite(v) || !(v >= 0)) {
+        const field = `matrix[${i}][${j}]`;
+        if (typeof v !== "number") throw inputError(field, `must be a number, got ${show(v)}`);
+        if (!Number.isFinite(v)) throw inputError(field, `must be finite, got ${v}`);
+        throw inputError(field, `must be >= 0, got ${v}`);
+      }
+      total += v;
+    }
+    // the float sum of m non-negative doubles is within (m - 1) u of theirs, and the decimals
+    // within u each of the doubles: a sum this close to 1 proves the exact rule
+    if (Math.abs(total - 1) <= 1e-12 - (m + 2) * 2 ** -52 * Math.max(total, 1)) return;
+    const decimals = row.map(exactDecimal);
     const scale = decimals.reduce((s, [, e]) => Math.max(s, e), 0);
-    const total = decimals.reduce((acc, [d, e]) => acc + d * 10n ** BigInt(scale - e), 0n);
+    const exact = decimals.reduce((acc, [d, e]) => acc + d * 10n ** BigInt(scale - e), 0n);
     const one = 10n ** BigInt(scale);
-    const off = total > one ? total - one : one - total;
+    const off = exact > one ? exact - one : one - exact;
     if (off * 10n ** ROW_SUM_EXPONENT > one) {
-      throw inputError(`matrix[${i}]`, `row must sum to 1 within 1e-12, sums to ${row.reduce((a, b) => a + b, 0)} (input ${show(doc.inputs[i])})`);
+      throw inputError(`matrix[${i}]`, `row must sum to 1 within 1e-12, sums to ${total} (input ${show(doc.inputs[i])})`);
     }
   });
 }
+
+// objective and certificate: the fields mechopt's JSON Schema requires, of their types
+function checkObjectiveCertificate(doc) {
+  const { objective, certificate } = doc;
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  if (!isObject(objective)) throw inputError("objective", `must be an object, got ${show(objective)}`);
+  if (!("kind" in objective)) throw inputError("objective.kind", "is required (the objective's name)");
+  if (!isObject(certificate)) throw inputError("certificate", `must be an object, got ${show(certificate)}`);
+  for (const name of ["verified", "method", "checks"]) {
+    if (!(name in certificate)) throw inputError(`certificate.${name}`, "is required");
+  }
+  if (typeof objective.kind !== "string") throw inputError("objective.kind", `must be a string, got ${show(objective.kind)}`);
+  for (const name of ["value", "bound"]) {
+    const v = objective[name];
+    if (name in objective && v !== null && typeof v !== "number") throw inputError(`objective.${name}`, `must be a number or null, got ${show(v)}`);
+  }
+  if (typeof certificate.verified !== "boolean") throw inputError("certificate.verified", `must be true or false, got ${show(certificate.verified)}`);
+  if (typeof certificate.method !== "string") throw inputError("certificate.method", `must be a string, got ${show(certificate.method)}`);
+  if (!Array.isArray(certificate.checks)) throw inputError("certificate.checks", `must be a list, got ${show(certificate.checks)}`);
+  certificate.checks.forEach((c, i) => {
+    if (!isObject(c) || !("notion" in c) || !("ok" in c)) {
+      throw inputError(`certificate.checks[${i}]`, `must be an object with 'notion' and 'ok', got ${show(c)}`);
+    }
+  });
+}
+
+const HASHED = new Set(["inputs", "outputs", "matrix", "privacy", "memoize"]);
 
 // ./family.js (family files) is loaded on first use; until it exists, family files are refused
 let familyPromise = null;
@@ -213,11 +242,22 @@ async function familyModule() {
 }
 
 /**
- * Check a parsed mechanism document: structure (the rules of mechopt's docs/formats.md)
- * and its sha256, recomputed from the RFC 8785 canonical form. Resolves to the document;
- * rejects with a MechanismError naming the field.
+ * Check a parsed mechanism document, in the order of mechopt's one load path
+ * (mechopt._client_document.check_text, which `mechopt verify` runs first):
+ *
+ * 1. structure (docs/formats.md): labels, a k x m matrix of finite numbers >= 0 whose rows
+ *    sum to 1 within 1e-12 (exactly, on the decimals), privacy a list of objects with a
+ *    string notion, objective and certificate with the fields the JSON Schema requires;
+ * 2. the sha256, recomputed from the RFC 8785 canonical form of the hashed fields;
+ * 3. the claims' own parameters (claims.js readClaims: numbers where numbers belong, labels
+ *    that exist, sizes k, ...), then every claim verified exactly on the matrix (checkClaims).
+ *
+ * Resolves to the document; rejects with a MechanismError: kind "input" naming the field
+ * (malformed), or "verification" (the digest does not match, no claim, or the matrix breaks
+ * a claim: field "privacy[i]"). `{verifyClaims: false}` stops after the digest: for test
+ * vectors of the digest and the sampler only, never for a file you privatize with.
  */
-export async function checkDocument(doc) {
+export async function checkDocument(doc, { verifyClaims = true } = {}) {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
     throw inputError("document", `must be a JSON object, got ${show(doc)}`);
   }
@@ -242,10 +282,7 @@ export async function checkDocument(doc) {
       throw inputError(`privacy[${i}]`, `must be an object with a string 'notion', got ${show(n)}`);
     }
   });
-  for (const name of ["objective", "certificate"]) {
-    const v = doc[name];
-    if (v === null || typeof v !== "object" || Array.isArray(v)) throw inputError(name, `must be an object, got ${show(v)}`);
-  }
+  checkObjectiveCertificate(doc);
   if ("memoize" in doc && typeof doc.memoize !== "boolean") {
     throw inputError("memoize", `must be true or false, got ${show(doc.memoize)}`);
   }
@@ -253,6 +290,10 @@ export async function checkDocument(doc) {
   if (typeof recorded !== "string" || !/^[0-9a-f]{64}$/.test(recorded)) {
     throw inputError("sha256", `must be 64 lowercase hex digits, got ${show(recorded)}`);
   }
+  // an integer token beyond +-(2^53 - 1) in a hashed field: RFC 8785 cannot write it (Python
+  // reads it exactly and refuses); JSON.parse would round it silently
+  const unsafe = unsafeIntegers(doc).find((path) => HASHED.has(path.split(/[.[]/)[0]));
+  if (unsafe) throw inputError("privacy", `cannot be written as canonical JSON: the integer at ${unsafe} is beyond +-(2^53 - 1), the range RFC 8785 allows`);
   let computed;
   try {
     computed = await digest(doc);
@@ -263,14 +304,18 @@ export async function checkDocument(doc) {
   if (computed !== recorded) {
     throw new MechanismError("verification", "sha256", `recorded digest ${recorded} does not match ${computed}, the digest of the hashed fields; the file was modified after export`);
   }
+  if (verifyClaims) checkClaims(doc, { integralFloatEndpoints: integralFloatEndpoints(doc) });
   return doc;
 }
 
 /**
  * Load a mechanism: from JSON text, a parsed object, or (in browsers / Node 18+) a URL
- * or Response. Checks structure and digest; resolves to a Mechanism.
+ * or Response. Text is read by the strict reader (json.js: duplicate keys, nesting deeper
+ * than 64, NaN/Infinity, numbers beyond float range and lone surrogates refused); then
+ * checkDocument: structure, digest, and every privacy claim verified exactly. Resolves to
+ * a Mechanism (a FamilyMechanism for a family file). `{verifyClaims: false}`: see checkDocument.
  */
-export async function loadMechanism(source) {
+export async function loadMechanism(source, { verifyClaims = true } = {}) {
   let doc = source;
   if (typeof Response !== "undefined" && source instanceof Response) {
     doc = await source.text();
@@ -279,20 +324,14 @@ export async function loadMechanism(source) {
     if (!response.ok) throw inputError(String(source), `cannot fetch the mechanism file: HTTP ${response.status}`);
     doc = await response.text();
   }
-  if (typeof doc === "string") {
-    try {
-      doc = JSON.parse(doc);
-    } catch (err) {
-      throw inputError("document", `is not valid JSON: ${err.message}`);
-    }
-  }
+  if (typeof doc === "string") doc = parseStrict(doc); // duplicate keys, depth, range: refused
   if (doc !== null && typeof doc === "object" && !Array.isArray(doc) && "family" in doc) {
     // a family file: family.js checks it and builds its mechanism (inputs, sampler(), ...)
     const family = await familyModule();
     await family.checkFamilyDocument(doc);
     return new family.FamilyMechanism(doc);
   }
-  await checkDocument(doc);
+  await checkDocument(doc, { verifyClaims });
   return new Mechanism(doc);
 }
 

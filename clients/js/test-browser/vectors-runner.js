@@ -2,6 +2,10 @@
 // Used by the browser page (index.html); returns one {name, ok, message} per check.
 import { canonicalize, checkDocument, loadMechanism, MechanismError, wordStream } from "../src/index.js";
 
+// the shared vectors pin digests and sampling; some claim what they do not hold exactly
+// (krr3_v2 claims eps = 0.6931471805599453, a decimal below ln 2): claims are tested in claims*.test.js
+const DIGEST_ONLY = { verifyClaims: false };
+
 export async function runVectors(read) {
   const results = [];
   const check = async (name, fn) => {
@@ -32,7 +36,7 @@ export async function runVectors(read) {
       const text = await read(v.file);
       const doc = JSON.parse(text);
       if (v.valid && v.portable !== false) {
-        const mech = await loadMechanism(text);
+        const mech = await loadMechanism(text, DIGEST_ONLY);
         expect(mech.sha256 === v.sha256, `sha256 ${mech.sha256} != ${v.sha256}`);
         const { inputs, outputs, matrix, privacy } = doc;
         const payload = { inputs, outputs, matrix, privacy, ...("memoize" in doc ? { memoize: doc.memoize } : {}) };
@@ -42,7 +46,7 @@ export async function runVectors(read) {
       const want = v.valid ? v.error_if_not_portable : v.error;
       let err = null;
       try {
-        await checkDocument(doc);
+        await checkDocument(doc, DIGEST_ONLY);
       } catch (e) {
         err = e;
       }
@@ -52,7 +56,7 @@ export async function runVectors(read) {
   }
   for (const c of sampling.cases) {
     await check(`sampling: ${c.mechanism}`, async () => {
-      const mech = await loadMechanism(await read(c.mechanism));
+      const mech = await loadMechanism(await read(c.mechanism), DIGEST_ONLY);
       const weights = mech.weights.map((row) => row.map(String));
       expect(JSON.stringify(weights) === JSON.stringify(c.weights), "weights differ");
       const words = wordStream(sampling.words);

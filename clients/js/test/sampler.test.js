@@ -55,14 +55,22 @@ test("memoized mechanism: one permanent response per value, kept in the store", 
   assert.throws(() => s.sample("no"), (e) => e instanceof MechanismError && e.field === "store");
 });
 
+// krr3_v2.json claims eps = 0.6931471805599453 for ratios of exactly 2: that decimal is below
+// ln 2 = 0.693147180559945309..., so the claim fails exactly and loadMechanism refuses the file;
+// the sampling tests below read it with the claims check off
+test("krr3_v2.json's claim fails exactly: refused unless the claims check is off", async () => {
+  await assert.rejects(loadMechanism(read("mechanisms/krr3_v2.json")),
+    (e) => e.kind === "verification" && e.field === "privacy[0]" && /e\^0\.6931471805599453/.test(e.rule));
+});
+
 test("fresh mechanism: draws are independent (not memoized)", async () => {
-  const mech = await loadMechanism(read("mechanisms/krr3_v2.json"));
+  const mech = await loadMechanism(read("mechanisms/krr3_v2.json"), { verifyClaims: false });
   const seen = new Set(mech.sampler().sampleMany(Array(200).fill("a")));
   assert.equal(seen.size, 3);
 });
 
 test("bad labels, bad words and tampered files are refused with the field named", async () => {
-  const mech = await loadMechanism(read("mechanisms/krr3_v2.json"));
+  const mech = await loadMechanism(read("mechanisms/krr3_v2.json"), { verifyClaims: false });
   const s = mech.sampler({ words: wordStream([1, 2]) });
   assert.throws(() => s.sample("zzz"), (e) => e.field === "label");
   assert.throws(() => s.sampleMany(["a", "a", "a"]), (e) => e.field === "words");

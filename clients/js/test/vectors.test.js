@@ -14,6 +14,9 @@ const read = (rel) => readFileSync(fileURLToPath(new URL(rel, VECTORS)), "utf8")
 const manifest = JSON.parse(read("manifest.json")).vectors;
 const sampling = JSON.parse(read("sampling.json"));
 const numbers = JSON.parse(read("numbers.json")).numbers;
+// the shared vectors pin digests and sampling; some claim what they do not hold exactly
+// (krr3_v2 claims eps = 0.6931471805599453, a decimal below ln 2): claims are tested in claims*.test.js
+const DIGEST_ONLY = { verifyClaims: false };
 
 test("RFC 8785 Appendix B numbers", () => {
   const view = new DataView(new ArrayBuffer(8));
@@ -29,7 +32,7 @@ for (const v of manifest) {
   test(`manifest: ${v.file}`, async () => {
     const doc = JSON.parse(read(v.file));
     if (v.valid && v.portable !== false) {
-      const mech = await loadMechanism(read(v.file));
+      const mech = await loadMechanism(read(v.file), DIGEST_ONLY);
       assert.equal(mech.sha256, v.sha256);
       const { inputs, outputs, matrix, privacy } = doc;
       const payload = { inputs, outputs, matrix, privacy, ...("memoize" in doc ? { memoize: doc.memoize } : {}) };
@@ -37,7 +40,7 @@ for (const v of manifest) {
       return;
     }
     const expected = v.valid ? v.error_if_not_portable : v.error;
-    await assert.rejects(checkDocument(doc), (err) => {
+    await assert.rejects(checkDocument(doc, DIGEST_ONLY), (err) => {
       assert.ok(err instanceof MechanismError, String(err));
       assert.equal(err.kind, expected.kind, err.message);
       assert.ok(err.field.startsWith(expected.field), `${err.field} vs ${expected.field}: ${err.message}`);
@@ -48,7 +51,7 @@ for (const v of manifest) {
 
 for (const c of sampling.cases) {
   test(`sampling: ${c.mechanism}`, async () => {
-    const mech = await loadMechanism(read(c.mechanism));
+    const mech = await loadMechanism(read(c.mechanism), DIGEST_ONLY);
     assert.deepEqual(mech.weights.map((row) => row.map(String)), c.weights);
     const words = wordStream(sampling.words);
     const reports = mech.sampler({ words }).sampleMany(c.inputs);
