@@ -121,16 +121,23 @@ def test_the_seeded_sampler_draws_the_channel(name, make):
         assert counts[~keep].sum() <= 3 * max(1.0, expected[~keep].sum())
 
 
-def test_the_sampler_thresholds_are_the_exact_probabilities_and_the_default_is_secure():
+def test_the_sampler_thresholds_are_the_exact_probabilities_and_the_default_is_secure(monkeypatch):
+    import os
+    import random
+
     fam = _subset(2.5, [(1, 0.25), (3, 0.75)], k=7)
     s = FamilySampler(fam)
-    from mechopt.client import _SecureWords
-
-    assert not s.seeded and isinstance(s._take, _SecureWords)  # os.urandom words
+    assert not s.seeded and s.words_used is None
     assert [Fraction(a, z) for a, z in s._incl] == [fam.inclusion(1), fam.inclusion(3)]
     assert [Fraction(c, s._total) for c in s._cum] == [Fraction(1, 4), Fraction(1)]
     with pytest.raises(InputError, match="seed"):
         FamilySampler(fam, seed=1.5)
+    # the default reads os.urandom as big-endian 32-bit words: the reports of words=
+    stream = random.Random(4).randbytes(4 * 16384)
+    monkeypatch.setattr(os, "urandom", lambda n: stream[:n])
+    words = [int.from_bytes(stream[i:i + 4], "big") for i in range(0, len(stream), 4)]
+    secure, explicit = FamilySampler(fam), FamilySampler(fam, words=words)
+    assert [secure.sample_index(x % 7) for x in range(300)] == [explicit.sample_index(x % 7) for x in range(300)]
 
 
 def test_the_estimator_is_unbiased_and_em_agrees_with_matrix_em():

@@ -34,14 +34,17 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
+import struct
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .._errors import InputError
 
 FAMILY_KINDS = ("subset_selection", "hadamard_response")
+_WORD = 1 << 32
 #: the mechanism file version that may hold a family (version 1 files are matrices)
 FAMILY_VERSION = 2
 #: mixture weights must sum to 1 within this (exactly computed), like matrix rows
@@ -349,6 +352,40 @@ def _uniform_subset(n: int, m: int, randbelow: Callable[[int], int], skip: int) 
     return [i + (i >= skip) for i in chosen]
 
 
+#: bumped in a forked child, which must drop the words its parent buffered
+_FORKS = [0]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
+
+
+class _OsWords:
+    """32-bit words from :func:`os.urandom`, 4 bytes big-endian each (the words of
+    :mod:`mechopt.client`'s default source), decoded a block at a time.
+
+    A subset report reads hundreds of one-word draws, so the words are unpacked 16 384 at
+    a time. The block is never shared across processes: a forked child drops it (it would
+    otherwise replay its parent's unread words).
+    """
+
+    block = 16384
+
+    def __init__(self) -> None:
+        self._it: Iterator[int] = iter(())
+        self._fork = _FORKS[0]
+
+    def __call__(self, n: int) -> int:
+        if self._fork != _FORKS[0]:
+            self._it, self._fork = iter(()), _FORKS[0]
+        r = 0
+        for _ in range(n):
+            w = next(self._it, None)
+            if w is None:
+                self._it = iter(struct.unpack(f">{self.block}I", os.urandom(4 * self.block)))
+                w = next(self._it)
+            r = (r << 32) | w
+        return r
+
+
 class FamilySampler:
     """Exact sampler of a family's reports, never listing the outputs.
 
@@ -377,7 +414,7 @@ class FamilySampler:
     family : SubsetMixture or HadamardFamily
     seed : int or None, keyword-only
         ``None`` (default): words from :func:`os.urandom`, cryptographically secure — use
-        this to privatize real data. An integer: words from ``random.Random(seed)``,
+        this to privatize real data (read 16 384 words at a time, dropped in a forked child). An integer: words from ``random.Random(seed)``,
         reproducible and **for simulation only**.
     words : iterable of int, keyword-only
         An explicit stream of 32-bit words (test vectors, cross-client checks); not with
@@ -405,7 +442,7 @@ class FamilySampler:
     def __init__(self, family, *, seed: int | None = None, words: Iterable[int] | None = None):
         # mechopt.client is standard library only; imported here, not at module level, so
         # that the client may import this module without a cycle
-        from ..client import _SecureWords, _StreamWords, _uniform
+        from ..client import _StreamWords, _uniform
 
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
@@ -422,10 +459,18 @@ class FamilySampler:
             def take(n: int) -> int:
                 return rng.getrandbits(32 * n)
         else:
-            take = _SecureWords()
+            take = _OsWords()
         self._take = take
 
-        def below(total: int) -> int:
+        def below(total: int) -> int:  # U(total): mechopt.client.uniform_below, one word up to 2**32
+            if total <= _WORD:
+                if total == 1:
+                    return 0
+                mask = (1 << (total - 1).bit_length()) - 1
+                while True:
+                    r = take(1) & mask
+                    if r < total:
+                        return r
             bits = (total - 1).bit_length()
             return _uniform(total, (bits + 31) // 32, (1 << bits) - 1, take)
 
