@@ -17,6 +17,8 @@
 
 import { add, cmp, decimalOf, leqExp, mul, ONE, reduce, sub, ZERO } from "./exact.js";
 
+import { readClaims } from "./claims.js";
+import { integralFloatEndpoints } from "./json.js";
 // index.js imports this module dynamically; the names below are read at call time only
 import * as client from "./index.js";
 
@@ -137,54 +139,37 @@ export async function familyDigest(doc) {
   return client.sha256Hex(text);
 }
 
-// ------------------------------------------------------------ structure (the schema)
+// ----------------------------------------------------------------------- structure
 
-function checkStructure(doc) {
+// the rules of mechopt._client_document's family branch, in its order (the objective,
+// certificate and sha256 fields are checked after the family and the claims)
+function checkHead(doc) {
   if (!isObject(doc)) throw inputError("document", `must be a JSON object, got ${show(doc)}`);
   const missing = REQUIRED.filter((name) => !(name in doc));
-  if (missing.length) throw inputError(missing[0], `required field is missing from a family mechanism file; missing: ${show(missing)}`);
+  if (missing.length) {
+    throw inputError(missing[0], `required field is missing from a family mechanism file (it requires ${REQUIRED.join(", ")}); missing: ${show(missing)}`);
+  }
   if (doc.format !== client.FORMAT) throw inputError("format", `must be ${show(client.FORMAT)}, got ${show(doc.format)}`);
-  if (doc.version !== 2) throw inputError("version", `a family file is format version 2, got ${show(doc.version)}`);
+  if (doc.version !== 2) throw inputError("version", `a family file is version 2, got ${show(doc.version)}`);
+  for (const name of ["outputs", "matrix"]) {
+    if (name in doc) throw inputError(name, "a family file lists no outputs and no matrix ('family' replaces them)");
+  }
   const inputs = doc.inputs;
-  if (!Array.isArray(inputs) || inputs.length === 0) throw inputError("inputs", `must be a non-empty list of unique strings, got ${show(inputs)}`);
+  if (!Array.isArray(inputs) || inputs.length === 0) throw inputError("inputs", `must be a non-empty list of strings, got ${show(inputs)}`);
   const seen = new Map();
   inputs.forEach((label, i) => {
     if (typeof label !== "string") throw inputError(`inputs[${i}]`, `must be a string, got ${show(label)}`);
     if (seen.has(label)) throw inputError(`inputs[${i}]`, `labels must be unique, ${show(label)} also appears at inputs[${seen.get(label)}]`);
     seen.set(label, i);
   });
-  const fam = doc.family;
-  if (!isObject(fam)) throw inputError("family", `must be an object, got ${show(fam)}`);
-  for (const key of ["kind", "ratio"]) if (!(key in fam)) throw inputError(`family.${key}`, "is required");
-  if (!FAMILY_KINDS.includes(fam.kind)) throw inputError("family.kind", `must be one of ${FAMILY_KINDS.join(", ")}, got ${show(fam.kind)}`);
-  if (!isNumber(fam.ratio)) throw inputError("family.ratio", `must be a number, got ${show(fam.ratio)}`);
-  if (fam.ratio < 1) throw inputError("family.ratio", `must be >= 1, got ${show(fam.ratio)}`);
-  if ("mixture" in fam) {
-    if (!Array.isArray(fam.mixture) || fam.mixture.length === 0) throw inputError("family.mixture", `must be a non-empty list, got ${show(fam.mixture)}`);
-    fam.mixture.forEach((c, i) => {
-      const w = `family.mixture[${i}]`;
-      if (!isObject(c)) throw inputError(w, `must be an object {"d": int, "weight": number}, got ${show(c)}`);
-      for (const key of ["d", "weight"]) if (!(key in c)) throw inputError(`${w}.${key}`, "is required");
-      const extra = unknownKeys(c, ["d", "weight"]);
-      if (extra.length) throw inputError(`${w}.${extra[0]}`, "is not a key of a mixture component (d, weight)");
-      if (!Number.isInteger(c.d) || c.d < 0) throw inputError(`${w}.d`, `must be an integer >= 0, got ${show(c.d)}`);
-      if (!isNumber(c.weight) || c.weight < 0) throw inputError(`${w}.weight`, `must be a number >= 0, got ${show(c.weight)}`);
-    });
-  }
-  if ("sensitive" in fam) {
-    if (!Array.isArray(fam.sensitive) || fam.sensitive.length === 0) throw inputError("family.sensitive", `must be a non-empty list of labels, got ${show(fam.sensitive)}`);
-    fam.sensitive.forEach((s, i) => {
-      if (typeof s !== "string") throw inputError(`family.sensitive[${i}]`, `must be a string, got ${show(s)}`);
-    });
-  }
-  if (!Array.isArray(doc.privacy)) throw inputError("privacy", `must be a list of notions, got ${show(doc.privacy)}`);
-  doc.privacy.forEach((n, i) => {
-    if (!isObject(n) || !("notion" in n)) throw inputError(`privacy[${i}]`, `must be an object with a 'notion', got ${show(n)}`);
-  });
-  if (!isObject(doc.objective) || !("kind" in doc.objective)) throw inputError("objective", `must be an object with a 'kind', got ${show(doc.objective)}`);
-  const cert = doc.certificate;
-  if (!isObject(cert)) throw inputError("certificate", `must be an object, got ${show(cert)}`);
-  for (const key of ["verified", "method", "checks"]) if (!(key in cert)) throw inputError(`certificate.${key}`, "is required");
+}
+
+function checkTail(doc) {
+  const { objective, certificate } = doc;
+  if (!isObject(objective)) throw inputError("objective", `must be an object, got ${show(objective)}`);
+  if (!("kind" in objective)) throw inputError("objective.kind", "is required (the objective's name)");
+  if (!isObject(certificate)) throw inputError("certificate", `must be an object, got ${show(certificate)}`);
+  for (const key of ["verified", "method", "checks"]) if (!(key in certificate)) throw inputError(`certificate.${key}`, "is required");
   if (typeof doc.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(doc.sha256)) {
     throw inputError("sha256", `must be 64 lowercase hex digits, got ${show(doc.sha256)}`);
   }
@@ -192,214 +177,49 @@ function checkStructure(doc) {
 
 // ------------------------------------------------------------------- the claims
 
-const NOTION_FIELDS = {
-  ldp: ["epsilon"],
-  wc_lip: ["epsilon"],
-  block: ["epsilon", "blocks"],
-  high_low: ["epsilon", "sensitive"],
-  uldp: ["epsilon", "sensitive"],
-  eldp: ["matrix"],
-  metric: ["epsilon", "edges", "distance"],
-  lip: ["epsilon", "prior", "delta"],
-  bp_lip: ["epsilon", "priors", "lower", "upper"],
-};
-const NOTION_REQUIRED = {
-  ldp: ["epsilon"], wc_lip: ["epsilon"], block: ["epsilon", "blocks"], high_low: ["epsilon", "sensitive"],
-  uldp: ["epsilon", "sensitive"], eldp: ["matrix"], metric: ["epsilon"], lip: ["epsilon", "prior"], bp_lip: ["epsilon"],
-};
-const INF_WORD = /^\s*(inf|infinity)\s*$/i;
-const isInf = (v) => (typeof v === "string" && INF_WORD.test(v)) || v === Infinity;
-// the largest float sum error of a prior (Python's math.fsum is exact then rounded once)
-const PRIOR_SUM_TOLERANCE = 1e-9;
-
-// a budget: a number >= 0 (mechopt._validation.check_epsilon); "inf" where allowed
-function budget(value, field, allowInf = false) {
-  if (allowInf && isInf(value)) return null;
-  if (!isNumber(value)) throw inputError(field, `must be a number${allowInf ? " or 'inf'" : ""}, got ${show(value)}`);
-  if (value < 0) throw inputError(field, `must be >= 0, got ${show(value)}`);
-  if (!Number.isFinite(value)) {
-    if (allowInf) return null;
-    throw inputError(field, "must be finite (write no notion for 'no constraint')");
-  }
-  return decimalOf(value);
-}
-
-// labels (or integer indices) to positions, as mechopt.notions._eldp._resolve
-function resolve(items, inputs, pos, field) {
-  if (!Array.isArray(items)) throw inputError(field, `must be a list of input labels, got ${show(items)}`);
-  return items.map((it, i) => {
-    if (typeof it === "string") {
-      if (!pos.has(it)) throw inputError(`${field}[${i}]`, `${show(it)} is not an input label`);
-      return pos.get(it);
-    }
-    if (Number.isInteger(it)) {
-      if (pos.has(String(it))) return pos.get(String(it));
-      if (it >= 0 && it < inputs.length) return it;
-      throw inputError(`${field}[${i}]`, `${show(it)} is not an input label`);
-    }
-    throw inputError(`${field}[${i}]`, `must be an input label, got ${show(it)}`);
-  });
-}
-
-function prior(values, field, k) {
-  if (!Array.isArray(values) || values.length === 0) throw inputError(field, `must be a non-empty list of probabilities, got ${show(values)}`);
-  let sum = 0;
-  const out = values.map((v, i) => {
-    if (!isNumber(v)) throw inputError(`${field}[${i}]`, `must be a number, got ${show(v)}`);
-    if (!Number.isFinite(v)) throw inputError(`${field}[${i}]`, `must be finite, got ${v}`);
-    if (v < 0) throw inputError(`${field}[${i}]`, `must be >= 0, got ${v}`);
-    sum += v;
-    return decimalOf(v);
-  });
-  if (k !== undefined && out.length !== k) throw inputError(field, `must have one entry per input (${k}), got ${out.length}`);
-  const exact = sumRat(out);
-  const off = Math.abs(Number(exact.n - exact.d) / Number(exact.d));
-  if (off > PRIOR_SUM_TOLERANCE) throw inputError(field, `must sum to 1, got sum ${sum}`);
-  return out;
-}
-
-// a prior that does not sum to 1 exactly must sum to within a factor e^eps of 1, exactly
-// (else no channel meets LIP: mechopt.notions._lip._exact_sum_check, delta = 0)
-function priorSumWithinEps(P, eps, field) {
-  const total = sumRat(P);
-  if (cmp(total, ONE) === 0) return;
-  if (!leqExp(total, ONE, eps) || !leqExp(ONE, total, eps)) {
-    throw inputError(field, "sums to a value beyond a factor e^epsilon of 1 as written: LIP is satisfiable only within it; write the prior's decimals to sum to 1");
-  }
-}
+const budgetOrNull = (v) => (isNumber(v) && Number.isFinite(v) ? decimalOf(v) : null); // "inf": null
 
 /**
- * A claim of the `privacy` list as the family check needs it: {name, eps, ...} with exact
- * rationals and input positions. Structural rules follow mechopt.notions.notion_from_spec
- * (fields, required fields, budgets >= 0, label resolution, shapes k x k, priors summing
- * to 1); the claims module of this client applies the full set to matrix files.
+ * The values of a claim the family check reads, as exact rationals and input positions:
+ * {name, eps, blocks, sensitive, matrix, edges, distance, priors, delta, lower, upper}. The
+ * claim must have passed the claim rules of this client (claims.js's readClaims, the rules
+ * of mechopt._claims.parse_claim); this only reads it.
  */
-export function parseNotion(spec, inputs, where) {
-  const k = inputs.length;
+export function claimValues(spec, inputs) {
   const pos = new Map(inputs.map((x, i) => [x, i]));
-  const name = spec.notion;
-  if (typeof name !== "string" || !(name in NOTION_FIELDS)) {
-    throw inputError(`${where}.notion`, `unknown notion ${show(name)}; expected one of ${show(Object.keys(NOTION_FIELDS).sort())}`);
-  }
-  const allowed = [...NOTION_FIELDS[name], "notion"];
-  const extra = Object.keys(spec).filter((key) => !allowed.includes(key)).sort();
-  if (extra.length) throw inputError(`${where}.${extra[0]}`, `is not a field of notion ${show(name)}`);
-  const missing = NOTION_REQUIRED[name].filter((key) => !(key in spec)).sort();
-  if (missing.length) throw inputError(`${where}.${missing[0]}`, `is required for notion ${show(name)}`);
-  const f = (field) => `${where}.${field}`;
-  const out = { name };
-  if (name !== "eldp") out.eps = budget(spec.epsilon, f("epsilon"));
-  switch (name) {
-    case "block": {
-      if (!Array.isArray(spec.blocks) || spec.blocks.length === 0) throw inputError(f("blocks"), `must be a non-empty list of lists of input labels, got ${show(spec.blocks)}`);
-      out.blocks = spec.blocks.map((b, i) => {
-        const r = resolve(b, inputs, pos, f(`blocks[${i}]`));
-        if (r.length === 0) throw inputError(f(`blocks[${i}]`), "must not be empty");
-        return r;
-      });
-      const seen = new Map();
-      out.blocks.forEach((b, i) => b.forEach((x) => {
-        if (seen.has(x)) throw inputError(f("blocks"), `input ${show(inputs[x])} is in block ${seen.get(x)} and block ${i}: blocks must not overlap`);
-        seen.set(x, i);
-      }));
-      if (seen.size !== k) throw inputError(f("blocks"), "must cover every input");
+  const index = (it) => (typeof it === "string" ? pos.get(it) : pos.has(String(it)) ? pos.get(String(it)) : it);
+  const out = { name: spec.notion };
+  if ("epsilon" in spec) out.eps = decimalOf(spec.epsilon);
+  switch (spec.notion) {
+    case "block":
+      out.blocks = spec.blocks.map((b) => b.map(index));
       break;
-    }
     case "high_low":
-    case "uldp": {
-      const s = resolve(spec.sensitive, inputs, pos, f("sensitive"));
-      if (name === "high_low" && s.length === 0) throw inputError(f("sensitive"), "must name at least one sensitive input (else the notion constrains nothing)");
-      if (new Set(s).size !== s.length) throw inputError(f("sensitive"), "must not repeat a label");
-      if (name === "uldp" && k > 1 && s.length === 0) throw inputError(f("sensitive"), "must name at least one sensitive input (else the notion constrains nothing)");
-      out.sensitive = s;
+    case "uldp":
+      out.sensitive = spec.sensitive.map(index);
       break;
-    }
     case "eldp":
-      out.matrix = squareMatrix(spec.matrix, f("matrix"), k);
+      out.matrix = spec.matrix.map((row) => row.map(budgetOrNull));
       break;
-    case "metric": {
-      const given = ["edges", "distance"].filter((key) => key in spec && spec[key] !== null);
-      if (given.length !== 1) throw inputError(f("metric"), "give exactly one of 'edges', 'graph' or 'distance'");
-      if (given[0] === "edges") {
-        if (!Array.isArray(spec.edges)) throw inputError(f("edges"), `must be a list of [a, b, length], got ${show(spec.edges)}`);
-        const lengths = spec.edges.map((e, i) => {
-          if (!Array.isArray(e) || (e.length !== 2 && e.length !== 3)) throw inputError(f(`edges[${i}]`), `must be [a, b] or [a, b, length], got ${show(e)}`);
-          if (e.length === 2) return ONE;
-          const w = e[2];
-          if (isInf(w)) throw inputError(f(`edges[${i}][2]`), "edge length must be finite");
-          if (!isNumber(w)) throw inputError(f(`edges[${i}][2]`), `must be a number or 'inf', got ${show(w)}`);
-          if (w < 0) throw inputError(f(`edges[${i}][2]`), `edge length must be >= 0, got ${w}`);
-          return decimalOf(w);
-        });
-        out.edges = spec.edges.map((e, i) => [...resolve(e.slice(0, 2), inputs, pos, f(`edges[${i}]`)), lengths[i]]);
-        if (k > 1 && out.edges.length === 0) throw inputError(f("edges"), "must list at least one edge [a, b, length] (else the notion constrains nothing)");
+    case "metric":
+      if ("edges" in spec) out.edges = spec.edges.map((e) => [index(e[0]), index(e[1]), e.length === 2 ? ONE : decimalOf(e[2])]);
+      else out.distance = spec.distance.map((row) => row.map(budgetOrNull));
+      break;
+    case "lip":
+      out.priors = [spec.prior.map(decimalOf)];
+      out.delta = "delta" in spec ? spec.delta : 0;
+      break;
+    case "bp_lip":
+      if ("priors" in spec) {
+        out.priors = spec.priors.map((P) => P.map(decimalOf));
       } else {
-        out.distance = squareMatrix(spec.distance, f("distance"), k);
+        out.lower = spec.lower.map(decimalOf);
+        out.upper = spec.upper.map(decimalOf);
       }
       break;
-    }
-    case "lip": {
-      const P = prior(spec.prior, f("prior"));
-      const delta = "delta" in spec ? spec.delta : 0;
-      if (!isNumber(delta)) throw inputError(f("delta"), `must be a number, got ${show(delta)}`);
-      if (!(delta >= 0 && delta <= 1)) throw inputError(f("delta"), `must lie in [0, 1], got ${delta}`);
-      if (delta === 0) priorSumWithinEps(P, out.eps, f("prior"));
-      if (P.length !== k) throw inputError(f("prior"), `must have one entry per input (${k}), got ${P.length}`);
-      out.priors = [P];
-      out.delta = delta;
-      break;
-    }
-    case "bp_lip": {
-      if ("priors" in spec && spec.priors !== null) {
-        if (("lower" in spec && spec.lower !== null) || ("upper" in spec && spec.upper !== null)) throw inputError(f("priors"), "give either 'priors' or 'lower'/'upper', not both");
-        if (!Array.isArray(spec.priors) || spec.priors.length === 0) throw inputError(f("priors"), `must be a non-empty list of priors, got ${show(spec.priors)}`);
-        out.priors = spec.priors.map((p, i) => prior(p, f(`priors[${i}]`)));
-        if (new Set(out.priors.map((p) => p.length)).size !== 1) throw inputError(f("priors"), "all priors must have the same length");
-        out.priors.forEach((p, i) => priorSumWithinEps(p, out.eps, f(`priors[${i}]`)));
-        if (out.priors[0].length !== k) throw inputError(f("priors"), `must have one entry per input (${k}), got ${out.priors[0].length}`);
-      } else {
-        if (!Array.isArray(spec.lower) || !Array.isArray(spec.upper)) throw inputError(f("priors"), "BP-LIP needs 'priors' or both 'lower' and 'upper'");
-        const num = (v, field) => {
-          if (isInf(v)) return Infinity;
-          if (!isNumber(v)) throw inputError(field, `must be a number or 'inf', got ${show(v)}`);
-          return v;
-        };
-        const lo = spec.lower.map((v, i) => num(v, f(`lower[${i}]`)));
-        const hi = spec.upper.map((v, i) => num(v, f(`upper[${i}]`)));
-        if (lo.length !== hi.length) throw inputError(f("upper"), `must have as many entries as 'lower' (${lo.length}), got ${hi.length}`);
-        lo.forEach((l, i) => {
-          if (!(l >= 0 && l <= hi[i] && hi[i] <= 1)) throw inputError(f(`lower[${i}]`), `must satisfy 0 <= lower <= upper <= 1, got lower=${l}, upper=${hi[i]}`);
-        });
-        if (lo.length > 20) throw inputError(f("lower"), `box priors are supported up to 20 inputs, got ${lo.length}`);
-        if (lo.length !== k) throw inputError(f("priors"), `must have one entry per input (${k}), got ${lo.length}`);
-        out.lower = lo.map(decimalOf);
-        out.upper = hi.map(decimalOf);
-        const sum = (xs) => xs.reduce((s, v) => add(s, v), ZERO);
-        if (cmp(sum(out.lower), ONE) > 0 || cmp(sum(out.upper), ONE) < 0) {
-          throw inputError(f("lower"), "the box lower <= P <= upper contains no probability vector");
-        }
-      }
-      break;
-    }
     default:
       break;
   }
-  return out;
-}
-
-// a k x k budget matrix: entries >= 0 or "inf" (null), zero diagonal
-function squareMatrix(M, field, k) {
-  if (!Array.isArray(M) || M.length === 0) throw inputError(field, `must be a non-empty square list of lists, got ${show(M)}`);
-  const n = M.length;
-  const out = M.map((row, i) => {
-    if (!Array.isArray(row) || row.length !== n) throw inputError(`${field}[${i}]`, `must have ${n} entries (E must be square)`);
-    return row.map((v, j) => {
-      const b = budget(v, `${field}[${i}][${j}]`, true);
-      if (i === j && (b === null || b.n !== 0n)) throw inputError(`${field}[${i}][${j}]`, `diagonal entries must be 0, got ${show(v)}`);
-      return b;
-    });
-  });
-  if (n !== k) throw inputError(field, `must be ${k}x${k} (one row and column per input), got ${n}x${n}`);
   return out;
 }
 
@@ -471,7 +291,7 @@ function hadamardLip(fam, r, eps, masses, fails, where) {
 }
 
 /**
- * Exactly check one parsed claim (parseNotion) on a parsed family (parseFamily), as
+ * Exactly check one claim (claimValues) on a parsed family (parseFamily), as
  * mechopt.families.check_family decides it. Returns the failures (empty: the claim holds).
  */
 export function checkFamilyClaim(fam, n) {
@@ -551,25 +371,34 @@ export function checkFamilyClaim(fam, n) {
 }
 
 /**
- * Check a parsed family document as `mechopt verify` does: structure, the family's
- * parameters, the sha256, the claims' parameters, then every claim exactly. Resolves to the
- * document; rejects with a MechanismError ("input": malformed, naming the field;
- * "verification": the digest does not match or a claim fails, field "sha256" or
- * "privacy[i]").
+ * Check a parsed family document as `mechopt verify` does (mechopt._client_document's
+ * family branch, then mechopt.families._privacy), in its order: the required fields,
+ * format, version, inputs; the family's parameters; privacy a list of notions; objective,
+ * certificate, the sha256's form; the digest; the claims' parameters (at least one claim,
+ * claims.js's rules); then every claim exactly.
+ * Resolves to the document; rejects with a MechanismError ("input": malformed, naming the
+ * field; "verification": the digest does not match ("sha256"), there is no claim
+ * ("privacy") or a claim fails ("privacy[i]")).
  */
 export async function checkFamilyDocument(doc) {
-  checkStructure(doc);
+  checkHead(doc);
   const fam = parseFamily(doc.family, doc.inputs);
+  if (!Array.isArray(doc.privacy)) throw inputError("privacy", `must be a list of notions, got ${show(doc.privacy)}`);
+  doc.privacy.forEach((spec, i) => {
+    if (!isObject(spec) || typeof spec.notion !== "string") throw inputError(`privacy[${i}]`, `must be an object with a string 'notion', got ${show(spec)}`);
+  });
+  checkTail(doc);
   const computed = await familyDigest(doc);
   if (computed !== doc.sha256) {
     throw verificationError("sha256", `recorded digest ${doc.sha256} does not match ${computed}, the digest of inputs, family and privacy; the file was modified after export`);
   }
-  const notions = doc.privacy.map((spec, i) => parseNotion(spec, doc.inputs, `privacy[${i}]`));
-  // every claim is decided first (a claim that cannot be checked is an input error), then
-  // the first failing one is reported, as mechopt.families.verify_family does
-  const failures = notions.map((n) => checkFamilyClaim(fam, n));
-  const i = failures.findIndex((f) => f.length > 0);
-  if (i >= 0) throw verificationError(`privacy[${i}]`, `(${notions[i].name}) the family fails its claim: ${failures[i].slice(0, 2).join("; ")}`);
+  if (doc.privacy.length === 0) throw verificationError("privacy", "the file claims no privacy notion; nothing to verify");
+  readClaims(doc, { integralFloatEndpoints: integralFloatEndpoints(doc) }); // the claims' own rules
+  doc.privacy.forEach((spec, i) => {
+    const n = claimValues(spec, doc.inputs);
+    const fails = checkFamilyClaim(fam, n);
+    if (fails.length) throw verificationError(`privacy[${i}]`, `(${n.name}) ${fails.slice(0, 2).join("; ")}`);
+  });
   return doc;
 }
 
