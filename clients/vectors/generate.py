@@ -362,6 +362,12 @@ def family_documents() -> dict[str, dict]:
         # Z needs several words: ratio 1e300 (claims at epsilon 700 > ln 1e300 = 690.8)
         "subset_huge_ratio": family_doc(["x", "y", "z"], _subset(1e300, [(1, 0.5), (2, 0.5)]),
                                         [{"notion": "ldp", "epsilon": 700}]),
+        # budgets beyond float range once exponentiated (e^1e300): decided exactly, never overflowing
+        "hadamard_huge_budgets": family_doc(["p", "q", "r"], {"kind": "hadamard_response", "ratio": 3.0,
+                                                              "sensitive": ["r", "q", "p"]}, [
+            {"notion": "high_low", "epsilon": 1e300, "sensitive": ["q"]},
+            {"notion": "uldp", "epsilon": 1000, "sensitive": ["q", "r"]},
+            {"notion": "lip", "epsilon": 800.5, "prior": [0.5, 0.25, 0.25]}]),
         "hadamard_ratio_1": family_doc(["p", "q", "r"], {"kind": "hadamard_response", "ratio": 1,
                                                          "sensitive": ["q"]}, [{"notion": "ldp", "epsilon": 0}]),
     }
@@ -438,20 +444,28 @@ def invalid_family_documents(valid: dict[str, dict]) -> dict[str, tuple[dict, di
 
 
 def python_family_verdict(doc: dict) -> dict:
-    """What ``mechopt verify`` says of a family document: valid, or the error's kind and field."""
+    """What mechopt says of a family document: valid, or the error's kind and field.
+
+    The class is the client's (``mechopt._client_document.verdict``, the path every consumer
+    takes); the field is that of ``FamilyMechanism.from_dict`` + ``verify``, which must agree.
+    """
+    from mechopt._client_document import verdict
     from mechopt._errors import InputError, VerificationError
     from mechopt.families import FamilyMechanism
 
+    kind = {"accept": "valid", "refuse-input": "input", "refuse-verification": "verification"}[
+        verdict(json.dumps(doc))[0]]
     try:
         mech = FamilyMechanism.from_dict(doc)
         cert = mech.verify()
     except InputError as err:
-        return {"kind": "input", "field": err.field}
+        out = {"kind": "input", "field": err.field}
     except VerificationError as err:
-        return {"kind": "verification", "field": str(err).split(":")[0]}
-    if not cert.verified:
-        return {"kind": "verification", "field": "privacy"}
-    return {"valid": True}
+        out = {"kind": "verification", "field": str(err).split(":")[0]}
+    else:
+        out = {"valid": True} if cert.verified else {"kind": "verification", "field": "privacy"}
+    assert out.get("kind", "valid") == kind, (out, kind)
+    return out
 
 
 def family_sampling_plan(doc: dict) -> list[str]:

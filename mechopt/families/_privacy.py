@@ -53,6 +53,19 @@ def _exp_low(eps: Fraction) -> Fraction:
     return _exp_lo(eps)
 
 
+def _float(x: Fraction) -> float:
+    """``float(x)``, or ``±inf`` beyond float range (a slack e^eps - r at eps = 1e300 is only reported)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def _exp_float(x: float) -> float:
+    """``math.exp(x)``, or ``inf`` beyond float range."""
+    return math.exp(x) if x < 709.0 else math.inf
+
+
 def _leq_exp(a: Fraction, eps: Fraction) -> bool:
     """Exactly decide ``a <= e^eps`` (refuses a value inside the 1e-58 bracket)."""
     return a <= _exp_low(eps)
@@ -206,7 +219,7 @@ def family_claim(family, notion) -> tuple[bool, float, float, str]:
     if notion.name == "uldp":
         eps = exact(notion.epsilon)
         if (informative or not is_subset) and r > 1:
-            slack = float(_exp_low(eps) - r)
+            slack = _float(_exp_low(eps) - r)
         if is_subset:
             if informative and r > 1:
                 achieved = lr
@@ -282,13 +295,13 @@ def family_claim(family, notion) -> tuple[bool, float, float, str]:
                     continue
                 need = math.inf if b == 0 else lr * scale / float(b)
                 achieved = max(achieved, need)
-                slack = min(slack, float(_exp_low(b) - r))
+                slack = min(slack, _float(_exp_low(b) - r))
                 if not _leq_exp(r, b):
                     ok = False
                     if len(detail) < 1:
                         detail.append(f"input {x}: ratio {float(r)!r} > e^{float(b)!r}")
     if notion.name in ("lip", "bp_lip") and math.isfinite(achieved):
-        slack = math.exp(float(notion.epsilon)) - math.exp(achieved)
+        slack = _exp_float(float(notion.epsilon)) - _exp_float(achieved)
     return bool(ok), float(achieved), (slack if math.isfinite(slack) else 0.0), "; ".join(detail[:2])
 
 
