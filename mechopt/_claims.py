@@ -102,6 +102,28 @@ def _groups(cols: list[list[float]], upper: list[int], lower: list[int], eps: An
                         f"{col[b_i]!r}")
 
 
+def _pairs_matrix(rows: list[list[float]], E: list[list[float]], label) -> None:
+    """``q[x] <= e^{E[x][x']} q[x']`` on every column for every finite off-diagonal budget.
+
+    :func:`_pairs` with the pairs read from ``E`` row by row (no list of k^2 tuples).
+    """
+    hi = [max(r) * (1 + _REL) if _normal(max(r)) else None for r in rows]
+    lo = [min(r) * (1 - _REL) if (min(r) > 0 and _normal(min(r))) else None for r in rows]
+    inf, exp, u = math.inf, math.exp, _U
+    for x, Erow in enumerate(E):
+        if max(rows[x]) == 0:
+            continue
+        hx = hi[x]
+        for xp, b in enumerate(Erow):
+            if xp == x or b == inf:
+                continue
+            lxp = lo[xp]
+            # the row's largest entry below e^b (a float lower bound, as _exp_lo_float) times the other's smallest
+            if hx is not None and lxp is not None and hx <= exp(min(b, 700.0)) * (1.0 - (min(b, 700.0) + 8) * u) * lxp:
+                continue
+            _pairs(rows, [(x, xp, b, b)], label)
+
+
 def _pairs(rows: list[list[float]], pairs: list[tuple[int, int, Any, float]], label) -> None:
     """``q[x] <= e^b q[x']`` on every column, for each listed pair.
 
@@ -280,6 +302,17 @@ def _budget_matrix(M: Any, k: int, field: str, size_field: str) -> list[list[flo
     for i, row in enumerate(M):
         if not isinstance(row, list) or len(row) != n:
             raise InputError(f"{field}[{i}]", f"must have {n} entries (E must be square)")
+        kinds = set(map(type, row))
+        if kinds <= {float, int, str}:  # the common row, read without a Python step per entry
+            nums = [v for v in row if type(v) is not str] if str in kinds else row
+            try:
+                ok = (all(v == "inf" for v in row if type(v) is str) and all(map(math.isfinite, nums))
+                      and min(nums, default=0) >= 0 and type(row[i]) is not str and row[i] == 0)
+            except OverflowError:  # an int beyond float range (only from a dict, not from a file)
+                ok = False
+            if ok:
+                out.append([math.inf if type(v) is str else float(v) for v in row])
+                continue
         clean = []
         for j, v in enumerate(row):
             if v == "inf":
@@ -517,9 +550,7 @@ def _check_one(c: Claim, rows: list[list[float]], cols: list[list[float]], input
                 prot.append(col)
         _groups(prot, allx, allx, c.epsilon, label)
     elif name == "eldp":
-        pairs = [(x, xp, v, v) for x, row in enumerate(c.matrix) for xp, v in enumerate(row)
-                 if x != xp and not math.isinf(v)]
-        _pairs(rows, pairs, label)
+        _pairs_matrix(rows, c.matrix, label)
     elif name == "metric":
         eps = _frac(c.epsilon)
         pairs = []

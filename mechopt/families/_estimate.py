@@ -99,8 +99,10 @@ def _component_terms(family: SubsetMixture, counts: SubsetCounts):
         pi = d / k
         out.append((d, nd, p, q, nd * (p - q) ** 2 / (pi * (1 - pi))))
     if not out:
-        raise InputError("reports", "no report comes from an informative component (1 <= d <= k-1 with ratio > 1): "
-                         "the distribution cannot be estimated")
+        from .._identifiability import NotIdentifiableError
+
+        raise NotIdentifiableError("reports: no report comes from an informative component (1 <= d <= k-1 "
+                                   "with ratio > 1): the reports cannot identify the distribution")
     return out
 
 
