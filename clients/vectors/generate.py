@@ -428,6 +428,10 @@ def invalid_family_documents(valid: dict[str, dict]) -> dict[str, tuple[dict, di
         d = copy("subset_e_k10")
         edit(d)
         out[f"malformed_{name}"] = (rehash(d), {"kind": "input", "field": field})
+    d = copy("subset_e_k10")
+    d["family"]["mixture"][0]["d"] = 3.0  # the same digest (RFC 8785 writes 3), but a float is no size
+    out["malformed_d_written_as_decimal"] = (rehash(d), {"kind": "input", "field": "family.mixture[0].d",
+                                                         "text_only": True})
     d = copy("hadamard_k7")
     d["family"]["sensitive"][1] = "z"
     out["malformed_sensitive_label"] = (rehash(d), {"kind": "input", "field": "family.sensitive"})
@@ -569,8 +573,12 @@ def family_files() -> dict[str, str]:
     for name, (doc, error) in invalid.items():
         got = python_family_verdict(doc)
         assert got.get("kind") == error["kind"] and got["field"].startswith(error["field"]), (name, got, error)
+        text_only = error.pop("text_only", False)
         files[f"families/{name}.json"] = render(doc)
-        manifest.append({"file": f"families/{name}.json", "valid": False, "error": error})
+        entry = {"file": f"families/{name}.json", "valid": False, "error": error}
+        if text_only:  # a parsed object cannot tell 3.0 from 3: only a reader of the text can
+            entry["text_only"] = True
+        manifest.append(entry)
     files["families.json"] = render({
         "about": "family mechanism files (docs/families.md): verdicts, digests, sampling (each case reads 'words' "
                  "from the first), and claims decided by mechopt's exact family verifier; see generate.py",

@@ -64,11 +64,12 @@ function unknownKeys(spec, allowed) {
 
 /**
  * The parameters of a `family` object, checked as mechopt.families.family_from_spec checks
- * them. Returns {kind: "subset_selection", k, ratio, components: [[d, weight], ...]} (exact
+ * them (`writtenAsFloat`: paths such as "family.mixture[0].d" whose integer was written as a
+ * decimal, json.js's integralFloatEndpoints; Python refuses a float size). Returns {kind: "subset_selection", k, ratio, components: [[d, weight], ...]} (exact
  * weights renormalised to sum to 1, zero weights dropped, increasing d) or
  * {kind: "hadamard_response", k, ratio, sensitive: [positions, increasing], slots, others}.
  */
-export function parseFamily(spec, inputs, where = "family") {
+export function parseFamily(spec, inputs, where = "family", writtenAsFloat = new Set()) {
   if (!isObject(spec)) throw inputError(where, `must be an object, got ${show(spec)}`);
   const k = inputs.length;
   if (spec.kind === "subset_selection") {
@@ -86,7 +87,9 @@ export function parseFamily(spec, inputs, where = "family") {
         throw inputError(w, `must be an object with exactly the keys 'd' and 'weight', got ${show(c)}`);
       }
       const d = c.d;
-      if (!Number.isInteger(d) || d < 0 || d > k) throw inputError(`${w}.d`, `must be an integer in [0, ${k}], got ${show(d)}`);
+      if (!Number.isInteger(d) || d < 0 || d > k || writtenAsFloat.has(`${w}.d`)) {
+        throw inputError(`${w}.d`, `must be an integer in [0, ${k}], got ${show(d)}${writtenAsFloat.has(`${w}.d`) ? " written as a decimal" : ""}`);
+      }
       if (comps.has(d)) throw inputError(`${w}.d`, `${d} appears twice; each subset size may appear once`);
       const wt = exactNumber(c.weight, `${w}.weight`);
       if (wt.n < 0n) throw inputError(`${w}.weight`, `must be >= 0, got ${show(c.weight)}`);
@@ -382,7 +385,7 @@ export function checkFamilyClaim(fam, n) {
  */
 export async function checkFamilyDocument(doc) {
   checkHead(doc);
-  const fam = parseFamily(doc.family, doc.inputs);
+  const fam = parseFamily(doc.family, doc.inputs, "family", integralFloatEndpoints(doc));
   if (!Array.isArray(doc.privacy)) throw inputError("privacy", `must be a list of notions, got ${show(doc.privacy)}`);
   doc.privacy.forEach((spec, i) => {
     if (!isObject(spec) || typeof spec.notion !== "string") throw inputError(`privacy[${i}]`, `must be an object with a string 'notion', got ${show(spec)}`);

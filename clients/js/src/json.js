@@ -36,8 +36,9 @@ export function unsafeIntegers(root) {
 
 /**
  * The paths of the integral numbers written as decimals (1.0, 2e0) among the endpoints of
- * metric edges (privacy[i].edges[j][0 or 1]) of a value parsed by parseStrict: Python reads
- * them as floats, which are not input indices.
+ * metric edges (privacy[i].edges[j][0 or 1]) and the subset sizes of a family
+ * (family.mixture[i].d) of a value parsed by parseStrict: Python reads them as floats, which
+ * are not input indices or sizes.
  */
 export function integralFloatEndpoints(root) {
   return (root !== null && typeof root === "object" && floatsByRoot.get(root)) || new Set();
@@ -134,8 +135,10 @@ export function parseStrict(text) {
         const big = BigInt(token);
         if (big > MAX_SAFE || -big > MAX_SAFE) unsafe.push(pathOf(keys));
       }
-    } else if (keys.length === 5 && keys[0] === "privacy" && keys[2] === "edges" && Number.isInteger(v)) {
-      integralFloats.push(pathOf(keys)); // privacy[i].edges[j][0]: 1.0 is no input index in Python
+    } else if (Number.isInteger(v) && ((keys.length === 5 && keys[0] === "privacy" && keys[2] === "edges")
+        || (keys.length === 4 && keys[0] === "family" && keys[1] === "mixture" && keys[3] === "d"))) {
+      // privacy[i].edges[j][0], family.mixture[i].d: 1.0 is no input index or subset size in Python
+      integralFloats.push(pathOf(keys));
     }
     return v;
   }

@@ -33,7 +33,8 @@ for (const v of families.vectors) {
       assert.deepEqual([...mech.inputs], doc.inputs);
       return;
     }
-    await rejectsWith(checkDocument(JSON.parse(text)), v.error.kind, v.error.field);
+    // text_only: the fault is in how a number is written ("d": 3.0), which a parsed object loses
+    if (!v.text_only) await rejectsWith(checkDocument(JSON.parse(text)), v.error.kind, v.error.field);
     await rejectsWith(loadMechanism(text), v.error.kind, v.error.field);
   });
 }
