@@ -4,11 +4,12 @@ The dispatcher (:mod:`mechopt._solve`) collects candidates and exports the best 
 the objective. Every candidate passes the exact verifier before it is ranked, so the
 export is private as claimed whatever went wrong upstream:
 
-* the solver's own channel, as it is, and mixed toward a constant channel by the
-  smallest verified ``t`` in ``(0, 1]`` (the repair of :mod:`mechopt.solvers._repair`
-  stops at ``t = 1e-2``; any larger ``t`` still verifies once some ``t`` does, since the
-  notions are convex and ``t = 1`` is constant), also after tying the rows whose
-  budgets are tiny (block LDP at ε = 1e-9: rows of a block averaged);
+* the solver's own channel, as it is, and cleaned (entries below 1e-9 set to 0, rows
+  renormalised) then mixed toward a constant channel by the smallest verified ``t`` in
+  ``[0, 1)`` (the repair of :mod:`mechopt.solvers._repair` stops at ``t = 1e-2``; any
+  larger ``t`` still verifies once some ``t`` does, since the notions are convex and
+  ``t = 1`` is constant), also after tying the rows whose budgets are tiny (block LDP at
+  ε = 1e-9: the rows of a block averaged);
 * the best constant channel for the objective (every notion allows a channel whose rows
   are all equal): the argmin of the expected loss over outputs, a small LP for a
   minimax or weighted loss, one output for the free-output objectives (whose value does
@@ -196,7 +197,7 @@ def solver_candidates(problem, name: str, Q: np.ndarray, outputs: tuple,
             continue  # the same rows tied as before: the same candidates
         seen.add(key)
         P = tie(base, groups)
-        tied = "" if below is None else f" with the rows of budget below {below:g} tied"
+        tied = ", cleaned" + ("" if below is None else f", with the rows of budget below {below:g} tied")
         for label, u in targets:
             rep = _repair(P, notions, mix_columns=mix_columns, t_max=1.0, target=u)
             if not rep.certificate.verified or rep.t >= 1.0:

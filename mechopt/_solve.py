@@ -66,6 +66,8 @@ LABELED_REL_GAP = 1e-7
 RAYS_REL_GAP = 1e-9
 #: a labeled LP that failed on every HiGHS method is retried through cvxpy up to this many variables
 LABELED_RETRY_MAX_VARIABLES = 40_000
+#: a channel whose repair left a gap is compared with the fallback's candidates up to this many entries
+IMPROVE_MAX_ENTRIES = 40_000
 
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
@@ -150,7 +152,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
 
 def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
             stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
-            rel_gap: float = RAYS_REL_GAP, check=None) -> SolveResult:
+            rel_gap: float = RAYS_REL_GAP, check=None, improve: bool = True) -> SolveResult:
     """Repair, verify exactly, measure, and wrap in a Mechanism.
 
     ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
@@ -159,6 +161,12 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
     else ``feasible`` with the gap. ``check(Q) -> (ok, report)`` measures extra constraints
     on the exported channel (:mod:`mechopt._custom`); the report goes into the certificate.
+
+    When the repair's own cost leaves the gap above ``rel_gap`` (a tiny budget the
+    mixing can only meet far from the solver's channel), the fallback's candidates
+    (:func:`_constant_fallback`: the channel with rows of tiny budgets tied, the best
+    constant channel, randomized response) are verified too, on at most
+    :data:`IMPROVE_MAX_ENTRIES` entries, and a better one is exported (``improve``).
     """
     obj = problem.objective
     t = time.perf_counter()
@@ -223,8 +231,18 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     if proven and not closed and not message:
         message = ("no bound could be proven" if gap is None else
                    f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")
-    return finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
-                                                stats))
+    res = finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
+                                               stats))
+    scale = max(abs(after), objective_scale(obj))
+    if (improve and status == "feasible" and not conflict and bound is not None and Q.size <= IMPROVE_MAX_ENTRIES
+            and abs(after - before) > rel_gap * scale):
+        why = f"the repair cost {abs(after - before):.3g} (t = {rep.t:.3g}) left the gap {gap:.3g}"
+        alt = _constant_fallback(problem, timings, stats, why, bound, channels=(("the solver's channel", Q, outputs,
+                                 mix_columns),), proven=proven, check=check, rel_gap=rel_gap, improve=False)
+        if (alt.status in ("optimal", "feasible") and alt.objective is not None
+                and (res.objective - alt.objective) * (1 if obj.minimize else -1) > 1e-12 * scale):
+            return alt
+    return res
 
 
 def _jsonable(v: Any) -> bool:
@@ -353,7 +371,7 @@ def _noted(res: SolveResult, note: str) -> SolveResult:
 
 def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bound: float | None = None, *,
                        channels: tuple = (), proven: bool = True, check=None,
-                       rel_gap: float = RAYS_REL_GAP) -> SolveResult:
+                       rel_gap: float = RAYS_REL_GAP, improve: bool = True) -> SolveResult:
     """When the solver or its repair fails: export the best exactly verified channel the run saw.
 
     ``channels`` are ``(name, Q, outputs, mix_columns)`` the run produced (the solver's
@@ -387,7 +405,7 @@ def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, b
             + (f"bound {bound:.10g}" if bound is not None else "no proven bound"))
     res = _finish(problem, best.Q, best.outputs, bound, timings, stats,
                   mix_columns=best.mix_columns, proven=proven, message=said,
-                  rel_gap=rel_gap, check=check)
+                  rel_gap=rel_gap, check=check, improve=False)
     if res.status in ("optimal", "feasible") and not res.message.startswith(said):
         res = replace(res, message=f"{said}; {res.message}" if res.message else said)
     return res
