@@ -39,10 +39,12 @@ from typing import Any
 
 from mechopt._errors import InputError
 
-__all__ = ["MAX_DEPTH", "loads_strict", "json_depth", "check_number_range"]
+__all__ = ["BEYOND_FLOAT", "MAX_DEPTH", "loads_strict", "json_depth", "check_number_range"]
 
 #: deeper nesting than this is refused (no problem or mechanism file needs more than ~6)
 MAX_DEPTH = 64
+#: the rule broken by a number that has no float
+BEYOND_FLOAT = "is beyond the range of a float (about 1.8e308)"
 #: an integer literal longer than this has no float (10**309 > 1.8e308); refused before int()
 _MAX_INT_DIGITS = 330
 
@@ -86,22 +88,19 @@ def check_number_range(value: Any, field: str) -> Any:
     >>> check_number_range(10**400, "epsilon")
     Traceback (most recent call last):
     ...
-    mechopt._errors.InputError: epsilon: the integer 1000…0 (401 digits) is beyond the range of a float (about 1.8e308)
+    mechopt._errors.InputError: epsilon: the integer ~1e400 is beyond the range of a float (about 1.8e308)
     """
     if isinstance(value, int) and not isinstance(value, bool):
         try:
             float(value)
         except OverflowError:
-            raise InputError(field, f"the integer {_short_int(value)} is beyond the range of a float "
-                                    "(about 1.8e308)") from None
+            raise InputError(field, f"the integer {_short_int(value)} {BEYOND_FLOAT}") from None
     return value
 
 
 def _short_int(value: int) -> str:
-    # str() of a huge int is slow and, past 4300 digits, refused by Python itself
-    digits = math.floor(math.log10(abs(value))) + 1
-    sign = "-" if value < 0 else ""
-    return f"{sign}{str(abs(value) // 10 ** (digits - 4))}…{abs(value) % 10} ({digits} digits)"
+    # no str(): slow for a huge int, and refused by Python itself past 4300 digits
+    return f"~{'-' if value < 0 else ''}1e{int(abs(value).bit_length() * 0.30103)}"
 
 
 class _Bad(Exception):
@@ -122,17 +121,17 @@ class _DupDict(dict):
 def _int_rule(s: str) -> str | None:
     digits = len(s.lstrip("-"))
     if digits > _MAX_INT_DIGITS:
-        return f"the integer {s[:5]}… ({digits} digits) is beyond the range of a float (about 1.8e308)"
+        return f"the integer {s[:5]}… ({digits} digits) {BEYOND_FLOAT}"
     try:
         float(int(s))
     except OverflowError:
-        return f"the integer {s[:5]}… ({digits} digits) is beyond the range of a float (about 1.8e308)"
+        return f"the integer {s[:5]}… ({digits} digits) {BEYOND_FLOAT}"
     return None
 
 
 def _float_rule(s: str) -> str | None:
     if math.isinf(float(s)):
-        return f"the number {s[:40]} is beyond the range of a float (about 1.8e308)"
+        return f"the number {s[:40]} {BEYOND_FLOAT}"
     return None
 
 

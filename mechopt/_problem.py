@@ -6,7 +6,6 @@ Input is validated once, here, and comes out as clean numpy values; every error 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +13,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import _jsonsafe
 from ._errors import InputError
-from ._validation import check_labels, check_prior
+from ._validation import check_labels, check_prior, check_tree
 from .notions import LIP, Notion, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
@@ -259,6 +259,9 @@ def problem_from_dict(doc: Any, *, name: str = "", base: Path | None = None) -> 
     """
     if not isinstance(doc, dict):
         raise InputError("problem", f"must be a mapping (inputs, outputs, privacy, objective), got {type(doc).__name__}")
+    # every number of every field, before any is read: an integer with no float (10**400)
+    # is refused naming its place, never an OverflowError from a conversion deep inside
+    check_tree(doc)
     if "places" in doc:
         from .geo import expand_places
 
@@ -330,76 +333,127 @@ def read_document(path: str | Path) -> Any:
 
 
 #: deeper nesting than this is refused (no problem or mechanism file needs more than ~6)
-MAX_DEPTH = 64
+MAX_DEPTH = _jsonsafe.MAX_DEPTH
 
 
 def parse_document(text: str, where: str, *, json_only: bool = False) -> Any:
-    """Parse JSON (or YAML 1.2, a superset) text; too deep or malformed input is an InputError.
+    r"""Parse JSON (or YAML 1.2, a superset) text from an untrusted file; refuse what could mislead or hang.
 
     YAML is read with the YAML 1.2 core schema's numbers, so ``epsilon: 1e-9`` is the
-    number 1e-9 (PyYAML's YAML 1.1 resolver would read it as a string).
+    number 1e-9 (PyYAML's YAML 1.1 resolver would read it as a string). Refused, each
+    with one line naming the place (an :class:`InputError`):
+
+    * a key given twice in one mapping (YAML, with its line) or object (JSON, with its
+      path) -- a reader would silently keep one of the two values;
+    * YAML anchors and aliases (``&a``, ``*a``): no problem needs them, and a few
+      hundred bytes of nested aliases expand to gigabytes ("billion laughs");
+    * YAML merge keys (``<<``), which YAML 1.2 does not have (read as the plain key
+      ``<<``, which no problem field is);
+    * nesting deeper than :data:`MAX_DEPTH` lists and mappings, refused before the
+      recursive part of either parser runs;
+    * numbers beyond float range: an integer whose ``float()`` overflows, and a decimal
+      such as ``1e400`` that would silently become infinity (YAML's ``.inf`` and the
+      string ``"inf"`` remain the ways to write infinity where a field allows it);
+      in JSON also ``NaN``/``Infinity``, which are not JSON.
 
     Examples
     --------
     >>> parse_document("epsilon: 1e-9", "p.yaml")
     {'epsilon': 1e-09}
+    >>> parse_document("epsilon: 0.1\nepsilon: 50", "p.yaml")
+    Traceback (most recent call last):
+    ...
+    mechopt._errors.InputError: p.yaml: line 2: the key 'epsilon' appears twice in one mapping (first on line 1); duplicate keys are refused
     """
-    if _nesting_depth(text) > MAX_DEPTH:
-        raise InputError(where, f"nests deeper than {MAX_DEPTH} levels (lists and mappings); a problem or "
-                         "mechanism file never needs that")
     if json_only:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(where, f"is not valid JSON: {err}") from None
-        except RecursionError:
-            raise InputError(where, f"nests deeper than {MAX_DEPTH} levels") from None
+        return _jsonsafe.loads_strict(text, where)
     import yaml
 
+    loader = _yaml12_loader()(text)
     try:
-        return yaml.load(text, Loader=_yaml12_loader())
+        return loader.get_single_data()
+    except _YamlRefused as err:
+        raise InputError(f"{where}: line {err.line}" if err.line else where, err.rule) from None
     except yaml.YAMLError as err:
         msg = str(err).replace("\n", " ")
         raise InputError(where, f"is not valid YAML: {msg}") from None
-    except RecursionError:
+    except RecursionError:  # pragma: no cover - the composer's depth cap refuses first
         raise InputError(where, f"nests deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
 
 
-def _nesting_depth(text: str) -> int:
-    """The deepest bracket nesting of the text (flow-style YAML and JSON), strings included.
+class _YamlRefused(Exception):
+    """A YAML construct refused while parsing; ``parse_document`` adds the file name."""
 
-    Brackets inside strings are counted too, so this can only over- or under-state the
-    depth of an odd file; it is a cheap refusal before parsing, and the parsers' own
-    ``RecursionError`` is caught as well.
-    """
-    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    steps = np.zeros(len(data), dtype=np.int32)
-    steps[(data == ord("[")) | (data == ord("{"))] = 1
-    steps[(data == ord("]")) | (data == ord("}"))] = -1
-    return int(np.cumsum(steps).max(initial=0))
+    def __init__(self, mark, rule: str):
+        self.line = None if mark is None else mark.line + 1
+        self.rule = rule
+        super().__init__(rule)
 
 
 _LOADER = None
+_FLOAT_OUT_OF_RANGE = f"{_jsonsafe.BEYOND_FLOAT}; write .inf (or 'inf') for infinity"
 
 
 def _yaml12_loader():
-    """PyYAML's SafeLoader with the YAML 1.2 core schema's numbers and booleans.
+    """PyYAML's SafeLoader with the YAML 1.2 core schema, refusing aliases, duplicate keys and deep nesting.
 
     Floats ``1e-9``, ``.5``, ``-.inf``; integers in decimal, ``0o`` octal and ``0x`` hex;
-    booleans only ``true``/``false`` (``yes``, ``no``, ``on``, ``off`` and ``1:30`` are strings).
+    booleans only ``true``/``false`` (``yes``, ``no``, ``on``, ``off``, ``1:30`` and
+    ``2020-01-01`` are strings); no merge key ``<<``; the YAML 1.1 tags ``!!timestamp``,
+    ``!!binary``, ``!!set``, ``!!omap``, ``!!pairs`` are refused. See :func:`parse_document`
+    for what else is refused.
     """
     global _LOADER
     if _LOADER is None:
         import re
 
         import yaml
+        from yaml.constructor import BaseConstructor, SafeConstructor
 
         class Loader(yaml.SafeLoader):
-            pass
+            _depth = 0
+
+            def compose_node(self, parent, index):
+                event = self.peek_event()
+                if isinstance(event, yaml.AliasEvent):
+                    raise _YamlRefused(event.start_mark, f"the YAML alias *{event.anchor} is refused: write the "
+                                       "value out (aliases can expand a small file to gigabytes)")
+                anchor = getattr(event, "anchor", None)
+                if anchor is not None:
+                    raise _YamlRefused(event.start_mark, f"the YAML anchor &{anchor} is refused: write the value "
+                                       "out (anchors and aliases can expand a small file to gigabytes)")
+                self._depth += 1
+                try:
+                    if self._depth > MAX_DEPTH:
+                        raise _YamlRefused(event.start_mark, f"nests deeper than {MAX_DEPTH} levels (lists and "
+                                           "mappings); a problem file never needs that")
+                    return super().compose_node(parent, index)
+                finally:
+                    self._depth -= 1
+
+            def construct_mapping(self, node, deep=False):
+                if not isinstance(node, yaml.MappingNode):
+                    return super().construct_mapping(node, deep)
+                seen = {}
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        first = seen.setdefault(key, key_node)
+                    except TypeError:  # an unhashable key: PyYAML's own message follows
+                        break
+                    if first is not key_node:
+                        raise _YamlRefused(key_node.start_mark, f"the key {key!r} appears twice in one mapping "
+                                           f"(first on line {first.start_mark.line + 1}); duplicate keys are "
+                                           "refused")
+                # no flatten_mapping: without merge keys there is nothing to merge
+                return BaseConstructor.construct_mapping(self, node, deep)
 
         float_re = re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
                                   |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""", re.X)
-        replaced = {"tag:yaml.org,2002:float", "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool"}
+        replaced = {"tag:yaml.org,2002:float", "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool",
+                    "tag:yaml.org,2002:merge", "tag:yaml.org,2002:timestamp"}
         Loader.yaml_implicit_resolvers = {k: [r for r in v if r[0] not in replaced]
                                           for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
         # YAML 1.2 core schema: yes/no/on/off and 1:30 are strings; 1e-9 is a float
@@ -410,14 +464,44 @@ def _yaml12_loader():
         Loader.add_implicit_resolver("tag:yaml.org,2002:float", float_re, list("-+0123456789."))
 
         def construct_int(loader, node):
-            v = loader.construct_scalar(node)
-            if v.startswith("0o"):
-                return int(v[2:], 8)
-            if v.startswith("0x"):
-                return int(v[2:], 16)
-            return int(v, 10)  # 017 is seventeen in YAML 1.2
+            v = str(loader.construct_scalar(node)).replace("_", "")
+            digits = len(v.lstrip("+-"))
+            try:
+                if digits > 330:  # no float has so many digits; Python's int() refuses past 4300
+                    raise OverflowError
+                if v.startswith("0o"):
+                    out = int(v[2:], 8)
+                elif v.startswith("0x"):
+                    out = int(v[2:], 16)
+                else:
+                    out = int(v, 10)  # 017 is seventeen in YAML 1.2
+                float(out)
+            except ValueError:
+                raise _YamlRefused(node.start_mark, f"{v[:40]!r} is not an integer") from None
+            except OverflowError:
+                raise _YamlRefused(node.start_mark, f"the integer {v[:5]}… ({digits} digits) "
+                                   + _FLOAT_OUT_OF_RANGE) from None
+            return out
+
+        def construct_float(loader, node):
+            v = str(loader.construct_scalar(node))
+            try:
+                out = SafeConstructor.construct_yaml_float(loader, node)
+            except ValueError:
+                raise _YamlRefused(node.start_mark, f"{v[:40]!r} is not a number") from None
+            if math.isinf(out) and "inf" not in v.lower():
+                raise _YamlRefused(node.start_mark, f"the number {v[:40]} " + _FLOAT_OUT_OF_RANGE)
+            return out
+
+        def refuse_tag(loader, node):
+            raise _YamlRefused(node.start_mark, f"the YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is "
+                               "refused: problem files use the YAML 1.2 core schema (strings, numbers, true/false, "
+                               "null, lists and mappings)")
 
         Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+        Loader.add_constructor("tag:yaml.org,2002:float", construct_float)
+        for tag in ("timestamp", "binary", "set", "omap", "pairs", "merge", "value"):
+            Loader.add_constructor(f"tag:yaml.org,2002:{tag}", refuse_tag)
         _LOADER = Loader
     return _LOADER
 

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._errors import InputError, InputTypeError
+from ._jsonsafe import BEYOND_FLOAT, check_number_range
 
 INF = math.inf
 #: a prior (or any probability vector) must sum to 1 within this
@@ -41,10 +42,62 @@ def _is_inf_word(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}
 
 
+#: the deepest nesting of lists and mappings a problem accepts (the file parsers refuse the same)
+MAX_DEPTH = 64
+
+
+def _to_float(value: Any, field: str) -> float:
+    """``float(value)`` for a number already type-checked; an integer beyond float range is an InputError.
+
+    An integer up to about 1.8e308 (``10**300``, say) is accepted and rounded to the
+    nearest float, as every number of a problem is; a larger one has no float and is
+    refused rather than read as infinity.
+    """
+    return float(check_number_range(value, field))
+
+
+def check_tree(doc: Any, field: str = "", *, max_depth: int = MAX_DEPTH) -> None:
+    """Refuse, anywhere in a parsed document, nesting deeper than ``max_depth`` and integers beyond float range.
+
+    Run once on a whole problem before any field is read, so that no later conversion
+    (``float(10**400)``) or recursion (``repr`` of a 10 000-deep list) can raise
+    anything but an :class:`InputError` naming the place. Iterative: the document's own
+    depth does not use the Python stack.
+
+    Examples
+    --------
+    >>> check_tree({"privacy": [{"epsilon": 10**300}]})
+    >>> check_tree({"privacy": [{"epsilon": 10**400}]})
+    Traceback (most recent call last):
+    ...
+    mechopt._errors.InputError: privacy[0].epsilon: the integer ~1e400 is beyond the range of a float (about 1.8e308)
+    """
+    stack = [(doc, field, 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if isinstance(node, dict):
+            items = [(f"{where}.{k}" if where else str(k), v) for k, v in node.items()]
+        elif isinstance(node, (list, tuple)):
+            types = set(map(type, node))
+            if types <= {float}:
+                continue
+            items = [(f"{where}[{i}]", v) for i, v in enumerate(node)]
+        else:
+            if isinstance(node, int) and not isinstance(node, bool):
+                _to_float(node, where or "value")
+            continue
+        if depth >= max_depth:
+            raise InputError(where or "problem", f"nests deeper than {max_depth} levels (lists and mappings); "
+                                                 "a problem never needs that")
+        for sub, v in reversed(items):
+            if isinstance(v, (dict, list, tuple)) or (isinstance(v, int) and not isinstance(v, bool)):
+                stack.append((v, sub, depth + 1))
+
+
 def _as_number(value: Any, field: str, what: str, wrong_type: type[InputError]) -> float:
     if isinstance(value, bool) or not isinstance(value, _NUMBER):
         raise wrong_type(field, f"must be {what}, got {value!r}")
-    v = float(value)
+    v = _to_float(value, field)
     if math.isnan(v):
         raise InputError(field, f"must be {what}, got NaN")
     return v
@@ -141,7 +194,7 @@ def check_prior(values: Any, field: str = "prior", *, k: int | None = None, posi
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, _NUMBER):
             raise InputError(f"{field}[{i}]", f"must be a number, got {v!r}")
-        v = float(v)
+        v = _to_float(v, f"{field}[{i}]")
         if not math.isfinite(v):
             raise InputError(f"{field}[{i}]", f"must be finite, got {v!r}")
         if v < 0 or (positive and v == 0):
@@ -227,10 +280,15 @@ def check_matrix(values: Any, field: str = "matrix") -> np.ndarray:
                 m = len(row)
             if len(row) != m or m == 0:
                 raise InputError(f"{field}[{i}]", f"must have {m} entries like row 0 (got {len(row)})")
-            if not set(map(type, row)) <= {float, int}:
+            types = set(map(type, row))
+            if not types <= {float, int}:
                 for j, v in enumerate(row):
                     if isinstance(v, bool) or not isinstance(v, _NUMBER):
                         raise InputTypeError(f"{field}[{i}][{j}]", f"must be a number, got {v!r}")
+            if int in types:
+                for j, v in enumerate(row):
+                    if type(v) is int:
+                        _to_float(v, f"{field}[{i}][{j}]")
         arr = np.array(values, dtype=float)
     if arr.ndim != 2 or arr.size == 0:
         raise InputError(field, f"must be a 2-d matrix, got shape {arr.shape}")
@@ -251,6 +309,9 @@ def check_channel(Q: Any, field: str = "Q", *, atol: float = 1e-9, shape: tuple[
     """
     try:
         arr = np.ascontiguousarray(Q, dtype=float)
+    except OverflowError:
+        check_tree(Q, field)
+        raise InputError(field, f"holds an integer that {BEYOND_FLOAT}") from None
     except (TypeError, ValueError) as err:
         raise InputTypeError(field, f"must be a numeric k x m matrix: {err}") from None
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:

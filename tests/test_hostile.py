@@ -105,7 +105,7 @@ def test_deeply_nested_json_is_one_line(tmp_path, capsys):
     mpath = tmp_path / "deep_mech.json"
     mpath.write_text('{"a": ' * 50_000 + "1" + "}" * 50_000)
     rc, _, err = run(["verify", str(mpath)], capsys)
-    assert rc == 2 and "nests too deeply" in err and len(err.strip().splitlines()) == 1
+    assert rc == 2 and "nests" in err and "deep" in err and len(err.strip().splitlines()) == 1
 
 
 def test_yaml_numbers_follow_yaml_1_2(tmp_path):

@@ -112,7 +112,10 @@ def _fast_budget_matrix(M: Any, k: int) -> np.ndarray | None:
         kinds.discard(str)
     if not kinds <= {float, int}:
         return None
-    E = np.array(M, dtype=float)
+    try:
+        E = np.array(M, dtype=float)
+    except OverflowError:  # an integer beyond float range: the entry reader names it
+        return None
     if E.shape != (k, k) or np.isnan(E).any() or (E < 0).any() or np.any(np.diag(E) != 0):
         return None
     return E
