@@ -432,6 +432,9 @@ def invalid_family_documents(valid: dict[str, dict]) -> dict[str, tuple[dict, di
     d["family"]["mixture"][0]["d"] = 3.0  # the same digest (RFC 8785 writes 3), but a float is no size
     out["malformed_d_written_as_decimal"] = (rehash(d), {"kind": "input", "field": "family.mixture[0].d",
                                                          "text_only": True})
+    d = copy("subset_e_k10")
+    d["version"] = 2.0  # not hashed; Python reads a float, which is no version
+    out["malformed_version_written_as_decimal"] = (d, {"kind": "input", "field": "version", "text_only": True})
     d = copy("hadamard_k7")
     d["family"]["sensitive"][1] = "z"
     out["malformed_sensitive_label"] = (rehash(d), {"kind": "input", "field": "family.sensitive"})

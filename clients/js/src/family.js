@@ -153,7 +153,9 @@ function checkHead(doc) {
     throw inputError(missing[0], `required field is missing from a family mechanism file (it requires ${REQUIRED.join(", ")}); missing: ${show(missing)}`);
   }
   if (doc.format !== client.FORMAT) throw inputError("format", `must be ${show(client.FORMAT)}, got ${show(doc.format)}`);
-  if (doc.version !== 2) throw inputError("version", `a family file is version 2, got ${show(doc.version)}`);
+  if (doc.version !== 2 || integralFloatEndpoints(doc).has("version")) {
+    throw inputError("version", `a family file is version 2, got ${show(doc.version)}${doc.version === 2 ? " written as a decimal" : ""}`);
+  }
   for (const name of ["outputs", "matrix"]) {
     if (name in doc) throw inputError(name, "a family file lists no outputs and no matrix ('family' replaces them)");
   }

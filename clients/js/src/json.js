@@ -36,9 +36,9 @@ export function unsafeIntegers(root) {
 
 /**
  * The paths of the integral numbers written as decimals (1.0, 2e0) among the endpoints of
- * metric edges (privacy[i].edges[j][0 or 1]) and the subset sizes of a family
- * (family.mixture[i].d) of a value parsed by parseStrict: Python reads them as floats, which
- * are not input indices or sizes.
+ * metric edges (privacy[i].edges[j][0 or 1]), the subset sizes of a family
+ * (family.mixture[i].d) and the version of a value parsed by parseStrict: Python reads them as
+ * floats, which are not input indices, sizes or versions.
  */
 export function integralFloatEndpoints(root) {
   return (root !== null && typeof root === "object" && floatsByRoot.get(root)) || new Set();
@@ -136,8 +136,9 @@ export function parseStrict(text) {
         if (big > MAX_SAFE || -big > MAX_SAFE) unsafe.push(pathOf(keys));
       }
     } else if (Number.isInteger(v) && ((keys.length === 5 && keys[0] === "privacy" && keys[2] === "edges")
-        || (keys.length === 4 && keys[0] === "family" && keys[1] === "mixture" && keys[3] === "d"))) {
-      // privacy[i].edges[j][0], family.mixture[i].d: 1.0 is no input index or subset size in Python
+        || (keys.length === 4 && keys[0] === "family" && keys[1] === "mixture" && keys[3] === "d")
+        || (keys.length === 1 && keys[0] === "version"))) {
+      // privacy[i].edges[j][0], family.mixture[i].d, version: 1.0 is no index, size or version in Python
       integralFloats.push(pathOf(keys));
     }
     return v;
