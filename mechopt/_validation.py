@@ -25,6 +25,7 @@ mechopt._errors.InputError: epsilon: must be >= 0, got -1.0
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -42,6 +43,8 @@ def _is_inf_word(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}
 
 
+#: the largest integer that has a float (``float(n)`` overflows beyond it)
+_FLOAT_MAX = int(sys.float_info.max) + 2**970 - 1
 #: the deepest nesting of lists and mappings a problem accepts (the file parsers refuse the same)
 MAX_DEPTH = 64
 
@@ -79,7 +82,11 @@ def check_tree(doc: Any, field: str = "", *, max_depth: int = MAX_DEPTH) -> None
             items = [(f"{where}.{k}" if where else str(k), v) for k, v in node.items()]
         elif isinstance(node, (list, tuple)):
             types = set(map(type, node))
-            if types <= {float}:
+            if types <= {float, int, bool}:  # a row of numbers: compared in C, read one by one only if refused
+                if int in types and not -_FLOAT_MAX <= min(node) <= max(node) <= _FLOAT_MAX:
+                    for i, v in enumerate(node):
+                        if type(v) is int:
+                            _to_float(v, f"{where}[{i}]")
                 continue
             items = [(f"{where}[{i}]", v) for i, v in enumerate(node)]
         else:

@@ -99,11 +99,16 @@ def test_a_huge_but_finite_integer_is_read_as_its_float():
     assert p.notions[0].epsilon == float(10**300) == 1e300
     p = load_problem(base([{"notion": "eldp", "matrix": [[0, 10**300, 1], [1, 0, 1], [1, 1, 0]]}]))
     assert p.notions[0].matrix[0, 1] == 1e300
-    # the largest integers on either side of the float range's edge
-    edge = int(sys.float_info.max)
-    check_tree({"a": edge})
-    with pytest.raises(InputError, match=BEYOND):
-        check_tree({"a": 2**1024})
+    # the integers on either side of the float range's edge: below max + half an ulp (2**970)
+    # float() rounds down to the largest float; from there on it overflows
+    edge = int(sys.float_info.max) + 2**970 - 1
+    assert float(edge) == sys.float_info.max
+    with pytest.raises(OverflowError):
+        float(edge + 1)
+    for wrap in (lambda v: v, lambda v: [0.5, v, 1], lambda v: [[1, 2], [-v, 0]]):
+        check_tree({"a": wrap(edge)})
+        with pytest.raises(InputError, match=BEYOND):
+            check_tree({"a": wrap(edge + 1)})
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
