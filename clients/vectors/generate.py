@@ -435,6 +435,12 @@ def invalid_family_documents(valid: dict[str, dict]) -> dict[str, tuple[dict, di
     d = copy("subset_e_k10")
     d["version"] = 2.0  # not hashed; Python reads a float, which is no version
     out["malformed_version_written_as_decimal"] = (d, {"kind": "input", "field": "version", "text_only": True})
+    d = copy("subset_e_k10")
+    d["family"]["ratio"] = 2**60  # RFC 8785 writes no integer beyond 2^53 - 1: no digest exists
+    out["malformed_ratio_unsafe_integer"] = (d, {"kind": "input", "field": "family", "text_only": True})
+    d = copy("hadamard_k7")
+    d["family"]["sensitive"][0] = ["a"]
+    out["malformed_sensitive_not_a_label"] = (rehash(d), {"kind": "input", "field": "family.sensitive[0]"})
     d = copy("hadamard_k7")
     d["family"]["sensitive"][1] = "z"
     out["malformed_sensitive_label"] = (rehash(d), {"kind": "input", "field": "family.sensitive"})

@@ -209,7 +209,7 @@ class HadamardFamily:
         pos = {x: i for i, x in enumerate(inputs)}
         idx = []
         for j, s in enumerate(sens):
-            if s not in pos:
+            if not isinstance(s, str) or s not in pos:  # (a list is no label, and unhashable)
                 raise InputError(f"{where}.sensitive[{j}]", f"{s!r} is not an input label")
             idx.append(pos[s])
         if len(set(idx)) != len(idx):

@@ -18,7 +18,7 @@
 import { add, cmp, decimalOf, leqExp, mul, ONE, reduce, sub, ZERO } from "./exact.js";
 
 import { readClaims } from "./claims.js";
-import { integralFloatEndpoints } from "./json.js";
+import { integralFloatEndpoints, unsafeIntegers } from "./json.js";
 // index.js imports this module dynamically; the names below are read at call time only
 import * as client from "./index.js";
 
@@ -132,6 +132,10 @@ export function parseFamily(spec, inputs, where = "family", writtenAsFloat = new
 
 /** The sha256 of a family document: SHA-256 of the RFC 8785 text of {inputs, family, privacy}. */
 export async function familyDigest(doc) {
+  // an integer token beyond +-(2^53 - 1) in a hashed field: RFC 8785 cannot write it (Python
+  // reads it exactly and refuses); JSON.parse has rounded it
+  const unsafe = unsafeIntegers(doc).find((path) => ["inputs", "family", "privacy"].includes(path.split(/[.[]/)[0]));
+  if (unsafe) throw inputError("family", `cannot be written as RFC 8785 canonical JSON: the integer at ${unsafe} is beyond +-(2^53 - 1)`);
   let text;
   try {
     text = client.canonicalize({ inputs: doc.inputs, family: doc.family, privacy: doc.privacy });
