@@ -12,6 +12,8 @@ import { integralFloatEndpoints, parseStrict, unsafeIntegers } from "./json.js";
 export { MechanismError };
 export { checkClaims, readClaims } from "./claims.js";
 export { parseStrict } from "./json.js";
+// family files (structured mechanisms, mechopt's docs/families.md); loadMechanism dispatches to them
+export { checkFamilyDocument, FamilyMechanism, FamilySampler, familyDigest } from "./family.js";
 
 export const FORMAT = "mechopt-mechanism";
 /** The file versions this client reads. Version 1's digest is Python-specific. */
