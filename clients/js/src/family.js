@@ -6,14 +6,16 @@
 // The file format, the families and the order of the draws are specified in mechopt's
 // docs/families.md; clients/vectors/families.json pins digests, verdicts and reports.
 //
-// checkFamilyDocument mirrors what `mechopt verify` does with a family file, in the same
-// order: structure (the schema mechopt/schema/family-mechanism.schema.json), the family's
-// parameters (mechopt.families.family_from_spec), the sha256 (RFC 8785 of inputs, family,
-// privacy), the claims' own parameters, then every claim decided EXACTLY from the
-// parameters (mechopt/families/_privacy.py): ratio, weights, budgets and priors are read as
-// the exact decimals they print as (BigInt rationals) and every comparison with e^eps is
-// decided by exact.js's leqExp (a rigorous BigInt enclosure of e^eps, refined until it
-// decides; no floating-point function, no logarithm, is trusted).
+// checkFamilyDocument mirrors what mechopt's one load-and-verify path does with a family
+// file (mechopt._client_document.check_text, which `mechopt verify` runs first), in the same
+// order: the required fields, format, version, inputs; the family's parameters
+// (mechopt.families.family_from_spec); objective, certificate; the sha256 (RFC 8785 of
+// inputs, family, privacy); the claims' own parameters (claims.js, as mechopt._claims); then
+// every claim decided EXACTLY from the parameters (mechopt/families/_privacy.py): ratio,
+// weights, budgets and priors are read as the exact decimals they print as (BigInt
+// rationals) and every comparison with e^eps is decided by exact.js's leqExp (a rigorous
+// BigInt enclosure of e^eps, refined until it decides; no floating-point function, no
+// logarithm, is trusted).
 
 import { add, cmp, decimalOf, leqExp, mul, ONE, reduce, sub, ZERO } from "./exact.js";
 
@@ -65,9 +67,13 @@ function unknownKeys(spec, allowed) {
 /**
  * The parameters of a `family` object, checked as mechopt.families.family_from_spec checks
  * them (`writtenAsFloat`: paths such as "family.mixture[0].d" whose integer was written as a
- * decimal, json.js's integralFloatEndpoints; Python refuses a float size). Returns {kind: "subset_selection", k, ratio, components: [[d, weight], ...]} (exact
+ * decimal, json.js's integralFloatEndpoints; Python refuses a float size). Returns
+ * {kind: "subset_selection", k, ratio, components: [[d, weight], ...], informative} (exact
  * weights renormalised to sum to 1, zero weights dropped, increasing d) or
- * {kind: "hadamard_response", k, ratio, sensitive: [positions, increasing], slots, others}.
+ * {kind: "hadamard_response", k, ratio, sensitive: [positions, increasing], others, slots}.
+ *
+ * parseFamily({kind: "subset_selection", ratio: 2, mixture: [{d: 1, weight: 1}]}, ["a", "b"])
+ *   -> {kind: "subset_selection", k: 2, ratio: {n: 2n, d: 1n}, components: [[1, {n: 1n, d: 1n}]], informative: [1]}
  */
 export function parseFamily(spec, inputs, where = "family", writtenAsFloat = new Set()) {
   if (!isObject(spec)) throw inputError(where, `must be an object, got ${show(spec)}`);
@@ -149,7 +155,8 @@ export async function familyDigest(doc) {
 // ----------------------------------------------------------------------- structure
 
 // the rules of mechopt._client_document's family branch, in its order (the objective,
-// certificate and sha256 fields are checked after the family and the claims)
+// certificate and sha256 fields are checked after the family's parameters, the claims'
+// parameters after the digest)
 function checkHead(doc) {
   if (!isObject(doc)) throw inputError("document", `must be a JSON object, got ${show(doc)}`);
   const missing = REQUIRED.filter((name) => !(name in doc));
