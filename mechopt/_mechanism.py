@@ -12,7 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._canonical import CURRENT_VERSION, VERSIONS, canonical_digest
-from ._client_document import Checked, _verify_claims, check_text, parse_document_claims, read_mechanism_text
+from ._client_document import (Checked, _check, _verify_claims, check_text, parse_document_claims,
+                               read_mechanism_text)
 from ._errors import InputError, VerificationError
 from .notions import Notion, notion_from_spec
 from ._verify import Certificate, as_matrix, verify
@@ -174,16 +175,25 @@ class Mechanism:
         Path(path).write_text(text + "\n")
 
     @classmethod
-    def from_dict(cls, doc: Any, *, check_hash: bool = True) -> "Mechanism":
-        """Validate a parsed mechanism document against the schema and its digest."""
+    def from_dict(cls, doc: Any, *, check_hash: bool = True, _checked: bool = False) -> "Mechanism":
+        """Validate a parsed mechanism document: the client's checks, the schema, the digest, the notions.
+
+        With ``check_hash`` (default) the document first passes the checks every reader
+        applies (:func:`mechopt._client_document.check_document` and the claims'
+        parameters, :func:`mechopt._claims.parse_claims`), so a document a client refuses
+        is refused here too. The claims are not verified here (:meth:`verify`,
+        :func:`load_verified`).
+        """
         import jsonschema
 
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
+        if check_hash and not _checked:
+            parse_document_claims(_check(doc))
         if "family" in doc:  # a structured mechanism (version 2, mechopt.families)
             from .families import FamilyMechanism
 
-            return FamilyMechanism.from_dict(doc, check_hash=check_hash)
+            return FamilyMechanism.from_dict(doc, check_hash=check_hash, _checked=True)
         version = doc.get("version")
         if isinstance(version, bool) or version not in VERSIONS:
             raise InputError("version", f"must be one of {list(VERSIONS)} (the versions this mechopt reads), "
@@ -300,7 +310,7 @@ def load_verified(path: str | Path, *, verify: bool = True, _collect: list | Non
                 raise
             _collect.append(str(err))  # mechopt verify: reported with the certificate
             parse_document_claims(checked)
-        mech = Mechanism.from_dict(checked.doc)
+        mech = Mechanism.from_dict(checked.doc, _checked=True)
     except InputError as err:
         raise InputError(f"{source}: {err.field}", err.rule) from None
     except VerificationError as err:

@@ -117,3 +117,99 @@ def test_agreement_on_the_boundary(eps, offset):
             continue
         got = claims_ok(Q, ["a", "b"], [{"notion": "lip", "epsilon": eps, "prior": P, "delta": 0.1}])
         assert got == verify(Q, [LIP(eps, prior=P, delta=0.1)]).checks[0].ok
+
+
+# -- the claims' parameters: the client's parser (mechopt._claims.parse_claim) and the notions ----
+
+_CLAIMS = [
+    {"notion": "ldp", "epsilon": 1.0}, {"notion": "wc_lip", "epsilon": 0.0},
+    {"notion": "block", "epsilon": 0.5, "blocks": [["a"], ["b", "c"]]},
+    {"notion": "high_low", "epsilon": 0.5, "sensitive": ["a"]},
+    {"notion": "uldp", "epsilon": 0.5, "sensitive": ["b", "c"]},
+    {"notion": "eldp", "matrix": [[0, 1, "inf"], [1, 0, 2.5], ["inf", 2, 0]]},
+    {"notion": "metric", "epsilon": 1.0, "edges": [["a", "b"], ["b", "c", 2]]},
+    {"notion": "metric", "epsilon": 1.0, "distance": [[0, 1, 2], [1, 0, 1], [2, 1, 0]]},
+    {"notion": "lip", "epsilon": 1.0, "prior": [0.2, 0.3, 0.5], "delta": 0.01},
+    {"notion": "bp_lip", "epsilon": 1.0, "priors": [[0.2, 0.3, 0.5], [0.5, 0.25, 0.25]]},
+    {"notion": "bp_lip", "epsilon": 1.0, "lower": [0.1, 0.1, 0.1], "upper": [0.8, 0.8, 0.8]},
+]
+#: values a hostile file may put anywhere (numbers as strings, booleans, nulls, wrong shapes)
+_ODD = [None, True, "1", "0.1", "inf", "Infinity", -1, -0.5, 0, 1, 2, 1e-300, 1e300, 0.5, [], [1], ["a"], {},
+        "a", "z", [0.5, 0.5], [[0, 1], [1, 0]], [["a", "b"]], [["a", "b", "1"]], [["a"]], 3.5]
+
+
+def _mutate(rng, spec):
+    import copy
+
+    spec = copy.deepcopy(spec)
+    keys = [k for k in spec if k != "notion"]
+    choice = rng.randrange(4)
+    if choice == 0 or not keys:  # replace a field, or add one
+        spec[rng.choice(keys + ["epsilon", "delta", "prior", "extra"])] = rng.choice(_ODD)
+    elif choice == 1:  # replace one entry of a list (or of a list of lists)
+        key = rng.choice(keys)
+        v = spec[key]
+        if isinstance(v, list) and v:
+            i = rng.randrange(len(v))
+            if isinstance(v[i], list) and v[i]:
+                v[i][rng.randrange(len(v[i]))] = rng.choice(_ODD)
+            else:
+                v[i] = rng.choice(_ODD)
+        else:
+            spec[key] = rng.choice(_ODD)
+    elif choice == 2:  # drop a field
+        del spec[rng.choice(keys)]
+    else:  # shorten or lengthen a list
+        key = rng.choice(keys)
+        if isinstance(spec[key], list) and spec[key]:
+            if rng.random() < 0.5:
+                spec[key].pop()
+            else:
+                spec[key].append(spec[key][-1])
+    return spec
+
+
+def test_claim_parameters_are_refused_by_the_client_whenever_the_notions_refuse_them():
+    """``mechopt._claims.parse_claim`` is a deliberate standard-library copy of the notions' rules.
+
+    On 3 000 mutated claims: whatever :func:`mechopt.notions.notion_from_spec` refuses
+    (``mechopt verify`` then exits 2) the client refuses too, and the client accepts
+    everything the notions accept except where the mechanism file's JSON Schema is
+    stricter (integer labels, ``"Infinity"``, ``"inf"`` outside an E or distance matrix):
+    those are listed, so any other difference fails the test.
+    """
+    import random
+
+    from mechopt._claims import parse_claim
+    from mechopt._errors import InputError
+    from mechopt.notions import notion_from_spec
+
+    rng = random.Random(7)
+    inputs = ["a", "b", "c"]
+    counts = {"both": 0, "neither": 0, "client only refuses": 0}
+    for _ in range(3000):
+        spec = _mutate(rng, rng.choice(_CLAIMS))
+        try:
+            notion_from_spec(spec, inputs, "privacy[0]")
+            notions_ok = True
+        except (InputError, TypeError):  # TypeError: bp_lip 'lower' not a list (the schema refuses it first)
+            notions_ok = False
+        message = ""
+        try:
+            parse_claim(spec, inputs, "privacy[0]")
+            client_ok = True
+        except InputError as err:
+            client_ok, message = False, str(err)
+            assert err.field.startswith("privacy[0]"), err
+        if notions_ok and client_ok:
+            counts["both"] += 1
+        elif not notions_ok and not client_ok:
+            counts["neither"] += 1
+        else:
+            assert notions_ok and not client_ok, ("the client accepts what verify refuses", spec)
+            # stricter only where the mechanism file's JSON Schema is (mechopt verify checks
+            # it too): labels are strings, infinity is the string "inf"
+            assert ("must be an input label (a string)" in message
+                    or 'or the string "inf", got \'Infinity\'' in message), (message, spec)
+            counts["client only refuses"] += 1
+    assert counts["both"] > 300 and counts["neither"] > 1000, counts

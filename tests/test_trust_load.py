@@ -266,3 +266,61 @@ def test_verify_and_the_client_give_the_same_verdict_on_mutated_files(tmp_path, 
         assert "Traceback" not in err
         seen.add(kind)
     assert seen == {"accept", "refuse-verification", "refuse-input"}
+
+
+# -- the standard-library client reads and verifies family files without numpy ------------
+
+_NO_NUMPY = '''
+import json, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"numpy", "scipy", "cvxpy", "jsonschema"}:
+            raise ImportError(f"blocked import of {name}")
+        return None
+sys.meta_path.insert(0, Block())
+from mechopt.client import load_document, verdict
+from mechopt.families import FamilySampler, load_family_document
+good, bad = sys.argv[1], sys.argv[2]
+doc, fam = load_family_document(good)
+assert load_document(good)["family"]["kind"] == "subset_selection"
+sampler = FamilySampler(fam, seed=1)
+reports = [sampler.sample_index(i % 3) for i in range(30)]
+print(verdict(open(good).read())[0], verdict(open(bad).read())[0], len(reports))
+try:
+    load_family_document(bad)
+except Exception as err:
+    print(type(err).__name__)
+bad_mods = [m for m in ("numpy", "scipy", "cvxpy", "jsonschema") if m in sys.modules]
+assert not bad_mods, bad_mods
+'''
+
+
+def test_family_files_are_verified_by_the_client_without_numpy(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    good = family_doc({"kind": "subset_selection", "ratio": 2.5, "mixture": [{"d": 1, "weight": 1.0}]},
+                      [{"notion": "ldp", "epsilon": 1.0}, {"notion": "lip", "epsilon": 1.0, "prior": [0.2, 0.3, 0.5]}])
+    bad = family_doc({"kind": "subset_selection", "ratio": 1e300, "mixture": [{"d": 1, "weight": 1.0}]},
+                     [{"notion": "ldp", "epsilon": 1.0}])
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", _NO_NUMPY, str(tmp_path / "good.json"), str(tmp_path / "bad.json")],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["accept", "refuse-verification", "30", "VerificationError"]
+
+
+def test_the_api_refuses_what_the_client_refuses():
+    """``Mechanism.from_dict`` on a parsed document runs the client's checks first."""
+    from mechopt import Mechanism
+
+    doc = matrix_doc(IDENTITY, [{"notion": "eldp", "matrix": [[0, "inf"], ["Infinity", 0]]}])
+    with pytest.raises(InputError, match=r"privacy\[0\]\.matrix\[1\]\[0\]"):
+        Mechanism.from_dict(doc)
+    fam = family_doc({"kind": "subset_selection", "ratio": 2.0, "mixture": [{"d": 1, "weight": 1.0}]},
+                     [{"notion": "ldp", "epsilon": "1"}])
+    with pytest.raises(InputError, match=r"privacy\[0\]\.epsilon"):
+        Mechanism.from_dict(fam)

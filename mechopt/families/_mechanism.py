@@ -148,12 +148,16 @@ class FamilyMechanism:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
 
     @classmethod
-    def from_dict(cls, doc: Any, *, check_hash: bool = True) -> "FamilyMechanism":
-        """Validate a parsed family document (schema, parameters, digest)."""
+    def from_dict(cls, doc: Any, *, check_hash: bool = True, _checked: bool = False) -> "FamilyMechanism":
+        """Validate a parsed family document (the client's checks, schema, parameters, digest)."""
         import jsonschema
 
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
+        if check_hash and not _checked:
+            from .._client_document import _check, parse_document_claims
+
+            parse_document_claims(_check(doc))
         errors = sorted(jsonschema.Draft202012Validator(family_schema()).iter_errors(doc),
                         key=lambda e: list(e.absolute_path))
         if errors:
