@@ -69,6 +69,11 @@ class Places:
         if not (isinstance(spacing, (int, float)) and not isinstance(spacing, bool) and math.isfinite(spacing)
                 and spacing > 0):
             raise InputError("places.spacing", f"must be a positive number, got {spacing!r}")
+        from ._problem import MAX_INPUTS  # checked before the labels are built (a 10**30-row grid hung)
+
+        if rows * cols > MAX_INPUTS:
+            raise InputError("places.grid", f"a {rows} x {cols} grid has {rows * cols} places; at most {MAX_INPUTS} "
+                                            "inputs are supported")
         labels = tuple(f"r{i}c{j}" for i in range(rows) for j in range(cols))
         xy = np.array([(j * spacing, i * spacing) for i in range(rows) for j in range(cols)], dtype=float)
         return cls(labels, xy, "xy", (int(rows), int(cols)), float(spacing))

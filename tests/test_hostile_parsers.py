@@ -351,3 +351,11 @@ def test_problem_files_are_parsed_in_one_place():
                    if re.search(r"yaml\.(safe_)?load\b|yaml\.(full_|unsafe_)?load\(", p.read_text()))
     assert users == [], users
     assert "yaml.SafeLoader" in (root / "_problem.py").read_text()
+
+
+def test_a_huge_grid_of_places_is_refused_before_its_labels_are_built():
+    """``places: {grid: [10**30, 2]}`` used to build labels forever."""
+    doc = {"places": {"grid": [10**30, 2]}, "privacy": [{"notion": "metric", "epsilon": 1}],
+           "objective": {"kind": "expected_loss"}}
+    with pytest.raises(InputError, match=r"places\.grid: a 10+ x 2 grid has 20+ places; at most 100000"):
+        load_problem(doc)
