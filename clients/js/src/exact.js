@@ -16,6 +16,12 @@
 // trusted (ECMAScript does not bound the error of Math.exp).
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
+const POW10 = [1n];
+/** 10^s as a BigInt (cached). */
+export function pow10(s) {
+  while (POW10.length <= s) POW10.push(POW10[POW10.length - 1] * 10n);
+  return POW10[s];
+}
 
 /** The bit length of a non-negative BigInt. */
 export function bitLength(v) {
@@ -33,13 +39,13 @@ export function decimalOf(x) {
   if (typeof x !== "number" || !Number.isFinite(x)) throw new RangeError(`${x} is not a finite number`);
   const m = DECIMAL.exec(String(x));
   const frac = m[3] ?? "";
-  let scale = frac.length - Number(m[4] ?? 0);
+  let scale = frac.length - (m[4] === undefined ? 0 : Number(m[4]));
   let n = BigInt(m[2] + frac);
   if (scale < 0) {
-    n *= 10n ** BigInt(-scale);
+    n *= pow10(-scale);
     scale = 0;
   }
-  return { n: m[1] ? -n : n, d: 10n ** BigInt(scale) };
+  return { n: m[1] ? -n : n, d: pow10(scale) };
 }
 
 /** A rational from a JS number (its decimal), a BigInt, or {n, d} (returned as is). */
@@ -105,32 +111,89 @@ function expFixed(n, d, P, wantHi = true) {
   return { lo, hi, scale: one };
 }
 
-const boundsCache = new Map();
+// e^(j/1024) for the cells j used so far, per precision: {lo, hi} in fixed point 2^-W
+const CELL = 1024n;
+const cells = new Map(); // bits -> Map(j -> {lo, hi, W})
+function cellBounds(j, bits) {
+  let byJ = cells.get(bits);
+  if (!byJ) cells.set(bits, (byJ = new Map()));
+  const key = Number(j);
+  let c = byJ.get(key);
+  if (!c) {
+    if (j === 0n) {
+      const W = BigInt(bits + 24);
+      c = { lo: 1n << W, hi: 1n << W, W };
+    } else {
+      const { lo, hi, scale } = expFixed(j, CELL, bits + 8);
+      c = { lo, hi, W: BigInt(bitLength(scale) - 1) };
+    }
+    if (byJ.size > 1 << 16) byJ.clear();
+    byJ.set(key, c);
+  }
+  return c;
+}
+
+// [lo, hi] enclosing e^(n/d), n/d >= 0: e^(j/1024) from its cell times e^t, t = n/d - j/1024 in
+// [0, 1/1024), by its Taylor series (no squaring: t is small already), rounded as in expFixed
+function expCells(n, d, bits) {
+  const j = (n * CELL) / d;
+  const tn = n * CELL - j * d; // t = tn / (1024 d)
+  const c = cellBounds(j, bits);
+  const W = BigInt(bits + 16);
+  const one = 1n << W;
+  const tlo = (tn << W) / (d * CELL);
+  let lo = one;
+  let term = one;
+  let terms = 0n;
+  for (let k = 1n; term > 0n; k += 1n) {
+    term = ((term * tlo) >> W) / k;
+    lo += term;
+    terms += 1n;
+  }
+  const hi = lo + 4n * terms + 8n;
+  const scale = 1n << (W + c.W);
+  return { lo: { n: c.lo * lo, d: scale }, hi: { n: c.hi * hi, d: scale } };
+}
+
+const boundsCache = new Map(); // by rational "n/d/bits"
+const numberBounds = new Map(); // by JS number, per precision: Map(bits -> Map(x -> bounds))
 
 /**
- * A rigorous rational enclosure of e^(n/d): {lo, hi} (rationals) with lo <= e^x <= hi and
- * (hi - lo) / lo < 2^-bits (default 192 bits: relative width < 1.6e-58).
+ * A rigorous rational enclosure of e^x: {lo, hi} (rationals) with lo <= e^x <= hi and
+ * (hi - lo) / lo < 2^-bits (default 192 bits: relative width < 1.6e-58). x is a JS number
+ * (read as its decimal), a BigInt, or n and d (BigInts, d > 0).
  *
  * |x| is limited to 2^24 (e^x would have tens of millions of digits).
  */
 export function expBounds(n, d = 1n, bits = 192) {
-  if (typeof n !== "bigint") ({ n, d } = rat(n));
-  if (d <= 0n) throw new RangeError("expBounds: the denominator must be positive");
-  const key = `${n}/${d}/${bits}`;
-  const hit = boundsCache.get(key);
-  if (hit) return hit;
-  const neg = n < 0n;
-  const a = neg ? -n : n;
-  if (bitLength(a) - bitLength(d) > 24) throw new RangeError(`expBounds: |x| = ${a}/${d} is beyond 2^24`);
+  let byNumber = null;
+  if (typeof n === "number") {
+    byNumber = numberBounds.get(bits);
+    if (!byNumber) numberBounds.set(bits, (byNumber = new Map()));
+    const hit = byNumber.get(n);
+    if (hit) return hit;
+  }
+  const x = typeof n === "bigint" ? { n, d } : rat(n);
+  if (x.d <= 0n) throw new RangeError("expBounds: the denominator must be positive");
+  let key = null;
+  if (!byNumber) {
+    key = `${x.n}/${x.d}/${bits}`;
+    const hit = boundsCache.get(key);
+    if (hit) return hit;
+  }
+  const neg = x.n < 0n;
+  const a = neg ? -x.n : x.n;
+  if (bitLength(a) - bitLength(x.d) > 24) throw new RangeError(`expBounds: |x| = ${a}/${x.d} is beyond 2^24`);
   let out;
   if (a === 0n) {
     out = { lo: ONE, hi: ONE };
   } else {
-    const { lo, hi, scale } = expFixed(a, d, bits);
-    out = neg ? { lo: { n: scale, d: hi }, hi: { n: scale, d: lo } } : { lo: { n: lo, d: scale }, hi: { n: hi, d: scale } };
+    const { lo, hi } = expCells(a, x.d, bits);
+    out = neg ? { lo: { n: hi.d, d: hi.n }, hi: { n: lo.d, d: lo.n } } : { lo, hi };
   }
-  if (boundsCache.size > 65536) boundsCache.clear();
-  boundsCache.set(key, out);
+  const cache = byNumber ?? boundsCache;
+  if (cache.size > 1 << 17) cache.clear();
+  cache.set(byNumber ? n : key, out);
   return out;
 }
 
@@ -140,25 +203,26 @@ const CAP = 10000n; // as mechopt._claims: e^x for x beyond 10 000 is first trie
  * Exactly whether a <= e^eps * b, for non-negative a, b (JS numbers read as their decimals,
  * BigInts or {n, d}) and any rational eps.
  *
- * The enclosure of e^eps is refined (192, 384, ... bits) until it decides; it always does,
+ * The enclosure of e^eps is refined (64, 128, 256, ... bits) until it decides; it always does,
  * since e^eps is irrational for a rational eps != 0 (Lindemann), and eps = 0 is compared
  * directly.
  */
 export function leqExp(a, b, eps) {
   a = rat(a);
   b = rat(b);
-  eps = rat(eps);
+  const e = rat(eps);
   if (a.n <= 0n) return true;
   if (b.n <= 0n) return false;
-  if (eps.n === 0n) return cmp(a, b) <= 0;
+  if (e.n === 0n) return cmp(a, b) <= 0;
   const lhs = a.n * b.d; // a <= x b  <=>  a.n b.d x.d <= x.n b.n a.d
   const rhsBase = b.n * a.d;
-  if (eps.n > CAP * eps.d) {
+  if (e.n > CAP * e.d) {
     const { lo } = expBounds(CAP, 1n);
     if (lhs * lo.d <= lo.n * rhsBase) return true;
   }
-  for (let bits = 192; ; bits *= 2) {
-    const { lo, hi } = expBounds(eps.n, eps.d, bits);
+  const x = typeof eps === "number" ? eps : e.n;
+  for (let bits = 64; ; bits *= 2) {
+    const { lo, hi } = expBounds(x, e.d, bits);
     if (lhs * lo.d <= lo.n * rhsBase) return true;
     if (lhs * hi.d >= hi.n * rhsBase) return false; // hi > e^eps strictly (irrational)
     if (bits > 1 << 20) throw new RangeError("leqExp: undecided"); // unreachable in practice
@@ -226,26 +290,50 @@ export function nextUp(f) {
 }
 
 const lowerCache = new Map();
+const cellFloats = new Map(); // j -> a double <= e^(j/1024) (floatDown of the cell's enclosure)
+const U = 2 ** -53;
+const C3 = 1 / 6; // the doubles nearest 1/6 and 1/24 are below them
+const C4 = 1 / 24;
 
 /**
- * A double proven <= e^eps (eps a JS number, read as its decimal; beyond 700 the bound of
- * e^700, as mechopt._claims). Rounded down from the rational enclosure; relative gap to
- * e^eps below 2.3e-16.
+ * A double proven <= e^eps (eps a JS number >= 0, read as its decimal; beyond 700 the bound of
+ * e^700, as mechopt._claims). Relative gap to e^eps below (2 eps + 40) 2^-53.
+ *
+ * e^x = e^(j/1024) e^t with j = floor(1024 x), t = x - j/1024 in [0, 1/1024), both exact in
+ * doubles. e^(j/1024) >= C_j, the double rounded down from the cell's rational enclosure
+ * (expBounds' BigInt arithmetic, once per cell); e^t >= p(t) = 1 + t (1 + t (1/2 + t (c3 + t c4))),
+ * c3 <= 1/6 and c4 <= 1/24 being doubles, evaluated in 8 rounded operations (within 8.1u
+ * relative). The decimal of x is within x u of it, so e^decimal >= e^x (1 - x u); the product
+ * C_j p(t) (within 9.2u above the truth at worst) times (1 - (x + 20) u), rounded, stays below.
+ * Negative eps: the BigInt enclosure, rounded down.
  */
 export function expLowerFloat(eps) {
   let v = lowerCache.get(eps);
   if (v !== undefined) return v;
   const x = Math.min(eps, 700);
-  const { n, d } = decimalOf(x);
-  if (n === 0n) v = 1;
-  else if (n < 0n) v = floatDown(expBounds(n, d, 64).lo);
-  else {
-    const { lo, scale } = expFixed(n, d, 64, false);
-    v = floatDown({ n: lo, d: scale });
+  if (!(x >= 0)) {
+    v = floatDown(expBounds(x, 1n, 64).lo);
+  } else if (x < 2 ** -30) {
+    v = x === 0 ? 1 : 1 - 2 ** -40; // e^x >= 1
+  } else {
+    const j = Math.floor(x * 1024);
+    const t = x - j / 1024;
+    let c = cellFloats.get(j);
+    if (c === undefined) {
+      c = j === 0 ? 1 : floatDown(expFixedRational(BigInt(j), CELL, 64));
+      cellFloats.set(j, c);
+    }
+    const p = 1 + t * (1 + t * (0.5 + t * (C3 + t * C4)));
+    v = (c * p) * (1 - (x + 20) * U);
   }
   if (lowerCache.size > 1 << 18) lowerCache.clear();
   lowerCache.set(eps, v);
   return v;
+}
+
+function expFixedRational(n, d, bits) {
+  const { lo, scale } = expFixed(n, d, bits, false);
+  return { n: lo, d: scale };
 }
 
 /** The double nearest to the rational a (ties to even), as a correctly rounded parse would give. */
@@ -294,4 +382,13 @@ export function npSum(a, start = 0, n = a.length) {
   let n2 = Math.floor(n / 2);
   n2 -= n2 % 8;
   return npSum(a, start, n2) + npSum(a, start + n2, n - n2);
+}
+
+/** Forget every cached enclosure (benchmarks measure cold verification with it). */
+export function clearCaches() {
+  cells.clear();
+  boundsCache.clear();
+  numberBounds.clear();
+  lowerCache.clear();
+  cellFloats.clear();
 }

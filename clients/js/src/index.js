@@ -274,7 +274,10 @@ export async function checkDocument(doc, { verifyClaims = true } = {}) {
   if (doc.version === 1) {
     throw inputError("version", "is 1: the version 1 digest is Python-specific; re-export the mechanism with mechopt (it writes version 2)");
   }
-  if (!VERSIONS.includes(doc.version)) throw inputError("version", `must be 2 (the version this client reads), got ${show(doc.version)}`);
+  if (!VERSIONS.includes(doc.version) || integralFloatEndpoints(doc).has("version")) {
+    // 2.0 is not 2 for Python's reader (an int is required): refused alike
+    throw inputError("version", `must be 2 (the version this client reads), got ${show(doc.version)}`);
+  }
   const inputs = checkLabels(doc, "inputs");
   const outputs = checkLabels(doc, "outputs");
   checkMatrix(doc, inputs.length, outputs.length);

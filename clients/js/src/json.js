@@ -135,7 +135,7 @@ export function parseStrict(text) {
         const big = BigInt(token);
         if (big > MAX_SAFE || -big > MAX_SAFE) unsafe.push(pathOf(keys));
       }
-    } else if (Number.isInteger(v) && ((keys.length === 5 && keys[0] === "privacy" && keys[2] === "edges")
+    } else if (Number.isInteger(v) && ((keys.length === 5 && keys[0] === "privacy" && keys[2] === "edges" && keys[4] <= 1)
         || (keys.length === 4 && keys[0] === "family" && keys[1] === "mixture" && keys[3] === "d")
         || (keys.length === 1 && keys[0] === "version"))) {
       // privacy[i].edges[j][0], family.mixture[i].d, version: 1.0 is no index, size or version in Python
