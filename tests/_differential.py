@@ -48,6 +48,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -129,6 +130,17 @@ def ldp_budget(matrix: list[list[Any]]) -> Decimal | None:
                 return None
             best = max(best, (hi / lo).ln())
         return best
+
+
+def lip0_delta(matrix: list[list[Any]], prior: list[Any]) -> Fraction:
+    """The smallest delta of (0, delta)-LIP: ``max |Q[x][y] - P.Q[:, y]|`` over x, y — exact rationals."""
+    rows = [[Fraction(repr(float(v))) for v in row] for row in matrix]
+    P = [Fraction(repr(float(p))) for p in prior]
+    worst = Fraction(0)
+    for col in zip(*rows):
+        mean = sum(p * q for p, q in zip(P, col))
+        worst = max(worst, max(abs(q - mean) for q in col))
+    return worst
 
 
 def decimal_above(x: Decimal) -> float:
@@ -277,6 +289,10 @@ def base_documents(*, solve: bool = True) -> list[tuple[str, dict]]:
                                    [{"notion": "eldp", "matrix": [[0, "inf", "inf"], ["inf", 0, "inf"],
                                                                   ["inf", "inf", 0]]}])))
     add(("v1_ldp", _doc(inp3, inp3, rr3, [{"notion": "ldp", "epsilon": ln2}], version=1)))
+    # labels a JavaScript object or a naive parser treats specially
+    odd = ["__proto__", "constructor", "toString", "\u00e9\U0001f600"]
+    add(("odd_labels", _doc(odd, ["hasOwnProperty", "valueOf", "", "__proto__"], rr4,
+                            [{"notion": "high_low", "epsilon": ln2, "sensitive": ["__proto__", "toString"]}])))
     add(("free_outputs_k2", _doc(["no", "yes"], ["n", "y", "z"], [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25]],
                                  [{"notion": "ldp", "epsilon": ln2}])))
     # families: the ratio is the largest double whose decimal is <= e^epsilon
@@ -400,6 +416,63 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     add("top-level-array", json.dumps([base]), "refuse:input")
     add("bom", "\ufeff" + json.dumps(base))
     add("empty-text", "", "refuse:input")
+    # -- the JSON layer: escaped keys, __proto__, number spellings, whitespace
+    body = json.dumps(base)[1:]
+    add("escaped-key-alone", "{" + body.replace('"matrix":', '"\\u006datrix":', 1), "accept")
+    add("escaped-key-duplicate", '{"\\u006datrix": ' + json.dumps(_identity(k) if m == k else base["matrix"][::-1])
+        + ", " + body, "refuse:input")
+    add("escaped-key-duplicate-sha", '{"sha\\u0032\\u0035\\u0036": "' + "0" * 64 + '", ' + body, "refuse:input")
+    add("proto-extra-field", json.dumps(doc_with(__proto__={"x": 1})), "accept")
+    add("proto-hides-certificate", json.dumps({**{kk: vv for kk, vv in base.items() if kk != "certificate"},
+                                               "__proto__": {"certificate": base["certificate"]}}), "refuse:input")
+    claim = dict(base["privacy"][0])
+    if "epsilon" in claim:
+        eps = claim.pop("epsilon")
+        hidden = rehash(doc_with(privacy=[{**claim, "__proto__": {"epsilon": eps}}] + base["privacy"][1:]))
+        add("proto-hides-epsilon", json.dumps(hidden), "refuse:input")
+    add("dup-in-objective", emit(doc_with(objective=Pairs([("kind", "a"), ("kind", "b")]))), "refuse:input")
+    add("dup-in-extra", emit(doc_with(solver=Pairs([("x", 1), ("x", 2)]))), "refuse:input")
+    if "notion" in base["privacy"][0]:
+        dup = [Pairs(q.items()) for q in base["privacy"]]
+        dup[0].insert(0, ("notion", "wc_lip"))
+        add("dup-notion", emit(doc_with(privacy=dup)), "refuse:input")
+    for tag, lit in (("leading-zero", "01"), ("plus", "+1"), ("dot", ".5"), ("hex", "0x1"), ("trailing-dot", "1.")):
+        add(f"bad-number-{tag}", emit(doc_with(objective={"value": Raw(lit)})), "refuse:input")
+    add("nbsp-whitespace", json.dumps(base).replace(", ", ",\u00a0", 1), "refuse:input")
+    add("tab-newline-whitespace", json.dumps(base).replace(", ", ",\t\r\n", 3), "accept")
+    add("comment", "/* c */" + json.dumps(base), "refuse:input")
+    add("single-quotes", json.dumps(base).replace('"format"', "'format'", 1), "refuse:input")
+    add("lone-surrogate-label", json.dumps(rehash(doc_with(inputs=["\ud800"] + inputs[1:]))),
+        "refuse:input" if portable else None)  # version 1 digests escape it (json.dumps)
+    add("control-char-in-string", json.dumps(base).replace('"mechopt-mechanism"', '"mechopt-\x01mechanism"', 1),
+        "refuse:input")
+    i, j = rng.randrange(k), rng.randrange(m)
+    v = float(base["matrix"][i][j])
+    for tag, spelled in (("long-digits", repr(v) + ("" if "e" in repr(v) else "00000000000000000001")),
+                         ("upper-exponent", f"{Decimal(repr(v)).normalize():E}".replace("E", "e+") if v else "0E0"),
+                         ("negative-zero", "-0.0" if v == 0 else None)):
+        if spelled is None:
+            continue
+        mat = [list(r) for r in base["matrix"]]
+        mat[i][j] = Raw(spelled)
+        add(f"spelling-{tag}-{i}-{j}", emit(doc_with(matrix=mat)))
+    for tag, lit in (("1e-400", "1e-400"), ("neg-zero", "-0.0"), ("5e-324", "5e-324"), ("1E2", "1E2")):
+        privacy = [Pairs(q.items()) for q in base["privacy"]]
+        if "epsilon" in base["privacy"][0]:
+            privacy[0] = Pairs((kk, Raw(lit) if kk == "epsilon" else vv) for kk, vv in privacy[0])
+            parsed = [dict(q) for q in base["privacy"]]
+            parsed[0]["epsilon"] = json.loads(lit)
+            add(f"epsilon-spelled-{tag}", emit(doc_with(privacy=privacy, sha256=rehash(doc_with(privacy=parsed))["sha256"])))
+    mat = [list(r) for r in base["matrix"]]
+    row = [(Decimal(repr(float(x))), jj) for jj, x in enumerate(mat[0])]
+    jmax = max(row)[1]
+    jzero = [jj for jj, x in enumerate(mat[0]) if float(x) == 0]
+    if jzero:  # a subnormal where a zero was: an infinite ratio becomes a finite, huge one
+        mat[0][jzero[0]] = 5e-324
+        add("subnormal-for-zero", json.dumps(rehash(doc_with(matrix=mat))))
+    else:
+        mat[0][jmax] = float(Decimal(repr(float(mat[0][jmax]))) - Decimal("5e-324"))
+        add("subnormal-shift", json.dumps(rehash(doc_with(matrix=mat))))
 
     # -- matrix entries: bit flips and digit changes, re-hashed and not
     for t in range(10):
@@ -439,7 +512,10 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
         mat = [list(r) for r in base["matrix"]]
         mat[i][j] = float(a + t)
         mat[i][j2] = float(b - t)
-        add(f"shift-{amount}-{i}-{j}-{j2}", json.dumps(rehash(doc_with(matrix=mat))))
+        # E-LDP with E = 0 between two inputs is equality of their rows: any shift breaks it
+        expect = ("refuse:verification" if t > 0 and mat[i] != base["matrix"][i] and base["privacy"] == [
+            {"notion": "eldp", "matrix": [[0] * k] * k}] else None)
+        add(f"shift-{amount}-{i}-{j}-{j2}", json.dumps(rehash(doc_with(matrix=mat))), expect)
     # -- claims tightened past the truth (re-hashed)
     budget = ldp_budget(base["matrix"])
     for i, key in _claim_keys(base):
@@ -457,6 +533,10 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
             if (key == "epsilon" and claim["notion"] in ("ldp", "wc_lip") and budget is not None
                     and len(base["privacy"]) == 1):
                 expect = "refuse:verification" if Decimal(repr(float(nv))) < budget else "accept"
+            if key == "delta" and claim["epsilon"] == 0 and len(base["privacy"]) == 1:
+                # at epsilon = 0 the LIP condition is rational: delta >= the worst deviation, exactly
+                need = lip0_delta(base["matrix"], claim["prior"])
+                expect = "refuse:verification" if Fraction(repr(float(nv))) < need else "accept"
             add(f"tighten-{i}-{key}-{tag}", json.dumps(rehash(doc_with(privacy=privacy))), expect)
         if key == "epsilon" and claim["notion"] in ("ldp", "wc_lip") and budget is not None:
             for tag, nv in (("exact-below", decimal_below(budget)), ("exact-above", decimal_above(budget))):
@@ -622,6 +702,45 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
             privacy = [dict(q) for q in base["privacy"]]
             privacy[i]["edges"] = [[a, b, -w] for a, b, w in p["edges"]]
             add(f"shape-{i}-edge-negative", json.dumps(rehash(doc_with(privacy=privacy))), "refuse:input")
+    # -- rows summing to 1 + 1e-12 exactly (accepted) and just beyond (refused); the claim
+    #    (E-LDP with every off-diagonal entry infinite) holds for every channel
+    anything = [{"notion": "eldp", "matrix": [[0 if a == b else "inf" for b in range(k)] for a in range(k)]}]
+    for tag, off, expect in (("plus-1e-12", "1e-12", "accept"), ("minus-1e-12", "-1e-12", "accept"),
+                             ("plus-1.0001e-12", "1.0001e-12", "refuse:input"),
+                             ("minus-1.0001e-12", "-1.0001e-12", "refuse:input")):
+        mat = [list(r) for r in base["matrix"]]
+        jm = max(range(m), key=lambda jj: float(mat[0][jj]))
+        new = _dec(mat[0][jm]) + Decimal(off)
+        if Decimal(repr(float(new))) != new:
+            continue  # not a short decimal: the sum would not be exactly at the tolerance
+        mat[0][jm] = float(new)
+        if sum(_dec(v) for v in base["matrix"][0]) != 1:
+            expect = None  # the row did not sum to 1 exactly to begin with
+        add(f"row-sum-{tag}", json.dumps(rehash(doc_with(matrix=mat, privacy=anything))), expect)
+    for i, p in enumerate(base["privacy"]):
+        bad_claims = []
+        if "prior" in p:
+            bad_claims += [("prior-sum-0.9", {"prior": [v * 0.9 for v in p["prior"]]}),
+                           ("prior-negative", {"prior": [-p["prior"][0]] + p["prior"][1:]})]
+        if "lower" in p:
+            bad_claims += [("box-lower-above-upper", {"lower": p["upper"], "upper": p["lower"]}),
+                           ("box-empty", {"lower": [0.9] * k, "upper": [1.0] * k})]
+        if "matrix" in p:
+            E = [list(r) for r in p["matrix"]]
+            E[0][0] = 1
+            bad_claims.append(("E-diagonal-1", {"matrix": E}))
+            E = [list(r) for r in p["matrix"]]
+            E[0][-1] = -1
+            bad_claims.append(("E-negative", {"matrix": E}))
+        if "blocks" in p:
+            bad_claims.append(("blocks-overlap", {"blocks": p["blocks"] + [p["blocks"][0][:1]]}))
+        if "delta" in p:
+            bad_claims.append(("delta-1.5", {"delta": 1.5}))
+        for tag, change in bad_claims:
+            privacy = [dict(q) for q in base["privacy"]]
+            privacy[i].update(change)
+            add(f"claim-{i}-{tag}", json.dumps(rehash(doc_with(privacy=privacy))),
+                None if tag == "delta-1.5" else "refuse:input")
     # -- huge integers (400 digits) and numbers out of range
     big = Raw("1" + "0" * 400)
     for i, p in enumerate(base["privacy"]):
@@ -871,7 +990,7 @@ def cases(seed: int = 20, *, solve: bool = True, target: int | None = None) -> l
 
     With ``target``, a seeded stratified selection of about that many: every base file
     unchanged, and from each category of mutation (:func:`category`) its share, at least
-    three (or all it has).
+    two (or all it has).
     """
     rng = random.Random(seed)
     out: list[Case] = []
@@ -887,7 +1006,7 @@ def cases(seed: int = 20, *, solve: bool = True, target: int | None = None) -> l
     share = target / len(out)
     pick = random.Random(seed + 1)
     for members in groups.values():
-        n = min(len(members), max(3, round(share * len(members))))
+        n = min(len(members), max(2, round(share * len(members))))
         keep.update(pick.sample(members, n))
     return [out[i] for i in sorted(keep)]
 
@@ -1063,10 +1182,8 @@ def run_cases(cs: list[Case], consumers: Iterable[str] = CONSUMERS, *,
                     continue
                 out[c].append(python_verdict(c, path, tmp, case.inputs[0] if case.inputs else "",
                                              _report_label(case)))
-            if sample and "client" in consumers and out["client"][-1] == "accept" and case.inputs:
-                req = {"inputs": [case.inputs[j % len(case.inputs)] for j in range(40)],
-                       "words": _words(4000, i)}
-                py_reports[i] = python_sample(path, req)
+            if sample and "client" in consumers and out["client"][-1] == "accept":
+                req, py_reports[i] = python_sample(path, _words(4000, i))
                 requests[i] = req
     samples: dict[str, Any] = {}
     if "js" in consumers:
@@ -1079,24 +1196,29 @@ def run_cases(cs: list[Case], consumers: Iterable[str] = CONSUMERS, *,
     return out, samples
 
 
-def python_sample(path: str, req: dict) -> dict:
-    """The Python client's reports for ``req["inputs"]`` drawn from ``req["words"]`` (or why not)."""
+def python_sample(path: str, words: list[int], n: int = 40) -> tuple[dict, dict]:
+    """The Python client's reports for ``n`` inputs (cycling through the file's) drawn from ``words``.
+
+    Returns the request (``inputs``, ``words``) for the JavaScript client and the Python
+    result (``reports``, ``used``; or ``skipped`` with the reason).
+    """
     import inspect
 
     kind, doc, fam = _client(path)
+    req = {"inputs": [doc["inputs"][j % len(doc["inputs"])] for j in range(n)], "words": words}
     if kind == "matrix":
         from mechopt.client import Sampler
 
-        s = Sampler(doc, words=req["words"])
-        return {"reports": s.sample_many(req["inputs"]), "used": s.words_used}
+        s = Sampler(doc, words=words)
+        return req, {"reports": s.sample_many(req["inputs"]), "used": s.words_used}
     from mechopt.families import FamilySampler
 
     if "words" not in inspect.signature(FamilySampler).parameters:
-        return {"skipped": "mechopt.families.FamilySampler takes no word stream"}
-    s = FamilySampler(fam, words=req["words"])
+        return req, {"skipped": "mechopt.families.FamilySampler takes no word stream"}
+    s = FamilySampler(fam, words=words)
     index = {x: i for i, x in enumerate(doc["inputs"])}
     reports = [s.sample_index(index[x]) for x in req["inputs"]]
-    return {"reports": reports, "used": getattr(s, "words_used", None)}
+    return req, {"reports": reports, "used": getattr(s, "words_used", None)}
 
 
 # ------------------------------------------------------------------ comparison

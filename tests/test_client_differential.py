@@ -1,6 +1,6 @@
 """Differential test of every consumer of a mechanism file (issue 20, item 3).
 
-The same ~1 250 files — valid files for every notion and both families, channels exactly
+The same ~1 200 files — valid files for every notion and both families, channels exactly
 at the boundary of their claim, and seeded mutations of them written as raw JSON text (bit
 flips and digit changes in the matrix, re-hashed or not; claims tightened past the exact
 budget, re-hashed; re-hashed identity matrices claiming each notion; duplicate keys; string
@@ -41,7 +41,7 @@ import _differential as D
 
 pytestmark = pytest.mark.skipif(D.NODE is None, reason="node is not installed: the JavaScript client cannot run")
 
-TARGET = 1200  # files given to every consumer (>= 1 000 required by issue 20)
+TARGET = 1000  # files given to every consumer (>= 1 000 required by issue 20)
 SUBPROCESS_SAMPLE = 20
 
 
@@ -91,8 +91,6 @@ def test_every_consumer_accepts_and_refuses_what_verify_does(run):
     assert not found, _report(found)
 
 
-@pytest.mark.xfail(strict=False, reason="17:55 UTC: 3 disagreements, the JS client refusing a family with d = 1.0 "
-                                        "as verification where verify says input; loaders being fixed (issue 20)")
 def test_refusals_have_the_class_verify_gives(run):
     found = _of(run[3], "class")
     assert not found, _report(found)
