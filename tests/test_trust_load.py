@@ -324,3 +324,15 @@ def test_the_api_refuses_what_the_client_refuses():
                      [{"notion": "ldp", "epsilon": "1"}])
     with pytest.raises(InputError, match=r"privacy\[0\]\.epsilon"):
         Mechanism.from_dict(fam)
+
+
+def test_family_privatize_to_standard_output(tmp_path, capsys):
+    doc = family_doc({"kind": "subset_selection", "ratio": 2.0, "mixture": [{"d": 1, "weight": 1.0}]},
+                     [{"notion": "ldp", "epsilon": 1.0}])
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    (tmp_path / "in.txt").write_text("0\n1\n2\n")
+    rc = main(["privatize", str(tmp_path / "m.json"), "--input", str(tmp_path / "in.txt"), "--output", "-",
+               "--seed", "1"])
+    out = capsys.readouterr().out.split()
+    assert rc == 0 and len(out) == 3 and all(y in ("{0}", "{1}", "{2}") for y in out)
+    assert not (tmp_path / "-").exists()

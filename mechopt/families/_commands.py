@@ -30,7 +30,14 @@ def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_
     _unknown(input_path, labels, index, str(mech_path), "input")
     from ..runtime._commands import _write_atomically
 
-    _write_atomically(Path(output_path), "".join(f"{sampler.sample_index(index[x])}\n" for x in labels), "output")
+    text = "".join(f"{sampler.sample_index(index[x])}\n" for x in labels)
+    if str(output_path) == "-":  # standard output, as for a matrix file
+        import sys
+
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        _write_atomically(Path(output_path), text, "output")
     return len(labels)
 
 
