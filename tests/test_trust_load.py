@@ -336,3 +336,16 @@ def test_family_privatize_to_standard_output(tmp_path, capsys):
     out = capsys.readouterr().out.split()
     assert rc == 0 and len(out) == 3 and all(y in ("{0}", "{1}", "{2}") for y in out)
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("store", ["[" * 100_000, '{"k": "a", "k": "b"}'])
+def test_a_hostile_memo_store_is_one_line(tmp_path, capsys, store):
+    doc = matrix_doc([[0.5, 0.5], [0.5, 0.5]], [{"notion": "ldp", "epsilon": 1.0}])
+    doc["memoize"] = True
+    doc["sha256"] = canonical_digest(doc)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    (tmp_path / "in.txt").write_text("a\n")
+    (tmp_path / "store.json").write_text(store)
+    rc, err = run(["privatize", tmp_path / "m.json", "--input", tmp_path / "in.txt", "--output", tmp_path / "o.txt",
+                   "--memo", tmp_path / "store.json"], capsys)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "store.json" in err, err

@@ -56,10 +56,13 @@ def _memo_store(path: str | Path) -> dict[str, str]:
     p = Path(path)
     if not p.exists():
         return {}
+    from mechopt._jsonsafe import loads_strict
+
     try:
-        store = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
         raise InputError(str(path), f"cannot read the memo store (a JSON object): {err}") from None
+    store = loads_strict(text, str(path))  # depth, duplicate keys: one line, never a traceback
     if not isinstance(store, dict) or not all(isinstance(v, str) for v in store.values()):
         raise InputError(str(path), "the memo store must be a JSON object of strings")
     return store
