@@ -170,7 +170,7 @@ def cases(rng: random.Random):
         sens = rng.sample(inputs, rng.randint(1, k - 1))
         free = [x for x in inputs if x not in sens]
         Qu = []
-        for i, x in enumerate(inputs):
+        for x in inputs:
             row = _row(rng, m)
             if x in free:
                 keep = rng.uniform(0.3, 0.9)

@@ -70,7 +70,7 @@ export async function build(kind, k) {
   }
   if (kind === "eldp-random") {
     const E = xs.map((_, x) => xs.map((__, y) => (x === y ? 0 : 1 + 2 * r())));
-    const min = Math.min(...E.flat().filter((v) => v > 0));
+    const min = E.flat().reduce((a, v) => (v > 0 && v < a ? v : a), Infinity);
     return file(xs, xs, krr(k, Math.exp(min) * (1 - 1e-12)), [{ notion: "eldp", matrix: E }]);
   }
   if (kind === "eldp-tight") {

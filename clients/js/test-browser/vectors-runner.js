@@ -67,5 +67,25 @@ export async function runVectors(read) {
       expect(words.used() === used, `read ${words.used()} words, expected ${used}`);
     });
   }
+  // claims verified exactly in the browser: mechopt verify's verdict on every file of claims.json
+  const claims = JSON.parse(await read("claims.json")).cases;
+  for (let start = 0; start < claims.length; start += 100) {
+    const part = claims.slice(start, start + 100);
+    await check(`claims.json ${start}..${start + part.length - 1}: verdicts as mechopt verify`, async () => {
+      for (const c of part) {
+        let got = "accept";
+        let field = "";
+        try {
+          await loadMechanism(c.text);
+        } catch (err) {
+          expect(err instanceof MechanismError, `${c.name}: ${err}`);
+          got = err.kind;
+          field = err.field;
+        }
+        expect(got === c.verdict, `${c.name}: mechopt verify ${c.verdict}, here ${got} ${field}`);
+        if (got === "input" && c.field) expect(field.split(".")[0] === c.field.split(".")[0], `${c.name}: field ${field} vs ${c.field}`);
+      }
+    });
+  }
   return results;
 }
