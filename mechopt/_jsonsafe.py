@@ -118,15 +118,27 @@ class _DupDict(dict):
     duplicate: str | None = None
 
 
-def _int_rule(s: str) -> str | None:
-    digits = len(s.lstrip("-"))
-    if digits > _MAX_INT_DIGITS:
-        return f"the integer {s[:5]}… ({digits} digits) {BEYOND_FLOAT}"
-    try:
-        float(int(s))
-    except OverflowError:
-        return f"the integer {s[:5]}… ({digits} digits) {BEYOND_FLOAT}"
-    return None
+def int_literal_rule(s: str) -> str | None:
+    """Why the integer literal ``s`` (decimal digits, optional sign) is refused, or None.
+
+    Literals longer than any float are refused from their length, before ``int()``
+    (which Python itself refuses past 4300 digits).
+
+    Examples
+    --------
+    >>> int_literal_rule("-1" + "0" * 400)
+    'the integer ~-1e400 is beyond the range of a float (about 1.8e308)'
+    >>> int_literal_rule("17") is None
+    True
+    """
+    body = s.lstrip("+-").lstrip("0") or "0"
+    if len(body) <= _MAX_INT_DIGITS:
+        try:
+            float(int(s))
+            return None
+        except OverflowError:
+            pass
+    return f"the integer ~{'-' if s.startswith('-') else ''}1e{len(body) - 1} {BEYOND_FLOAT}"
 
 
 def _float_rule(s: str) -> str | None:
@@ -140,7 +152,7 @@ def _constant_rule(s: str) -> str:
 
 
 def _strict_int(s: str) -> int:
-    if _int_rule(s):
+    if int_literal_rule(s):
         raise _Bad
     return int(s)
 
@@ -164,7 +176,7 @@ def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _marking_int(s: str) -> Any:
-    rule = _int_rule(s)
+    rule = int_literal_rule(s)
     return _Marker(rule) if rule else int(s)
 
 

@@ -465,22 +465,22 @@ def _yaml12_loader():
 
         def construct_int(loader, node):
             v = str(loader.construct_scalar(node)).replace("_", "")
-            digits = len(v.lstrip("+-"))
             try:
-                if digits > 330:  # no float has so many digits; Python's int() refuses past 4300
-                    raise OverflowError
                 if v.startswith("0o"):
                     out = int(v[2:], 8)
                 elif v.startswith("0x"):
                     out = int(v[2:], 16)
                 else:
+                    rule = _jsonsafe.int_literal_rule(v)  # from the digits, before int() of a huge literal
+                    if rule:
+                        raise _YamlRefused(node.start_mark, f"{rule}; write .inf (or 'inf') for infinity")
                     out = int(v, 10)  # 017 is seventeen in YAML 1.2
-                float(out)
             except ValueError:
                 raise _YamlRefused(node.start_mark, f"{v[:40]!r} is not an integer") from None
-            except OverflowError:
-                raise _YamlRefused(node.start_mark, f"the integer {v[:5]}… ({digits} digits) "
-                                   + _FLOAT_OUT_OF_RANGE) from None
+            try:
+                float(out)
+            except OverflowError:  # a long octal or hex literal
+                raise _YamlRefused(node.start_mark, f"the integer {v[:12]}… {_FLOAT_OUT_OF_RANGE}") from None
             return out
 
         def construct_float(loader, node):
