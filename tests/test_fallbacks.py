@@ -266,3 +266,30 @@ def test_forced_labeled_failure_is_retried_through_cvxpy(monkeypatch):
     # k-RR's error 2 / (2 + e) is the optimum (Kairouz et al.); the bound must not exceed it
     assert r.objective == pytest.approx(2 / (2 + math.e), rel=1e-6)
     assert r.bound is None or r.bound <= 2 / (2 + math.e) + 1e-12
+
+
+def test_a_costly_repair_is_compared_with_the_candidates(monkeypatch):
+    """A repair that mixes far more than needed (forced: t = 1e-3) leaves a gap above the
+    tolerance; the candidates (the solver's channel mixed by the smallest verified t) close it."""
+    import mechopt._solve as S
+    from mechopt.solvers._repair import Repair
+
+    real = S.repair
+    calls = []
+
+    def wasteful(Q, notions, **kw):
+        calls.append(1)
+        if len(calls) > 1:
+            return real(Q, notions, **kw)
+        k, m = Q.shape
+        Qt = 0.999 * Q + 0.001 / m
+        return Repair(Qt, 1e-3, mechopt.verify(Qt, notions), 1)
+
+    monkeypatch.setattr(S, "repair", wasteful)
+    doc = {"k": 3, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+           "objective": {"kind": "expected_loss", "loss": "hamming"}}
+    r = solve(doc, quiet=True)
+    assert _verified(r, doc) and r.status == "optimal"
+    assert "the repair cost" in r.message and "best verified channel seen" in r.message
+    # k-RR is optimal: 2 / (2 + e); the wasteful repair's channel was 1e-3 * (2/3 - 2/(2+e)) worse
+    assert r.objective == pytest.approx(2 / (2 + math.e), rel=1e-9)
