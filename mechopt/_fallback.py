@@ -31,14 +31,18 @@ Examples
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 #: pairs whose budget is below these are tied (rows averaged) in the fallbacks' candidates
 TIE_CANDIDATES = (1e-8, 1e-5)
-#: randomized response is tried up to this many inputs (its k x k matrix is verified ~40 times)
-RR_MAX_K = 2000
+#: randomized response is tried up to this many inputs (its k x k matrix is verified ~50 times)
+RR_MAX_K = 1000
+#: seconds the candidates may spend on exact checks before the search stops with what it has
+#: (an E-LDP check at k = 200 takes 0.13 s; the search makes ~150 of them)
+SECONDS = 20.0
 
 
 @dataclass
@@ -65,12 +69,13 @@ def best_constant_row(obj, m: int) -> np.ndarray:
     def value(u: np.ndarray) -> float:
         return evaluate(obj, np.tile(u, (len(obj.prior), 1)))
 
-    masses = np.eye(m)
-    best = masses[int(np.argmin([value(row) for row in masses]))]
-    if obj.kind == "expected_loss":
-        return best
     terms = obj.terms if obj.kind == "weighted" else ((1.0, obj),)
     if not all(t.kind in ("expected_loss", "worst_case_loss") for _, t in terms):
+        return np.eye(m)[int(np.argmin([value(row) for row in np.eye(m)]))]
+    # the point mass at y: sum_i w_i (P L_i[:, y] or max_x L_i[x, y])
+    at = sum(w * (t.prior @ t.loss if t.kind == "expected_loss" else t.loss.max(axis=0)) for w, t in terms)
+    best = np.eye(m)[int(np.argmin(at))]
+    if obj.kind == "expected_loss":
         return best
     worst = [(w, t) for w, t in terms if t.kind == "worst_case_loss"]
     c = np.zeros(m + len(worst))
@@ -112,7 +117,7 @@ def constant_candidate(problem) -> Candidate:
     return Candidate(what, np.tile(u, (k, 1)), tuple(problem.outputs))
 
 
-def _largest_rr(k: int, notions, group_of: np.ndarray) -> tuple[float, np.ndarray] | None:
+def _largest_rr(k: int, notions, group_of: np.ndarray, deadline: float = math.inf) -> tuple[float, np.ndarray] | None:
     """``(t, Q)`` with ``Q[x] = (1 - t) 1 / g + t e_{group(x)}`` at the largest ``t`` in ``(0, 1]`` found to verify.
 
     ``group_of[x]`` in ``0..g-1``: randomized response over the groups of rows a zero
@@ -128,10 +133,14 @@ def _largest_rr(k: int, notions, group_of: np.ndarray) -> tuple[float, np.ndarra
     t, lo = 1.0, 0.0
     while t > 1e-18 and not verify(channel(t), notions).verified:
         lo, t = t, t / 4  # lo: the last t that failed
+        if time.monotonic() > deadline:
+            return None
     if t <= 1e-18:
         return None
     if lo:
         for _ in range(20):  # bisection between t (verifies) and lo (fails); convex notions: an interval
+            if time.monotonic() > deadline:
+                break
             mid = 0.5 * (t + lo)
             if verify(channel(mid), notions).verified:
                 t = mid
@@ -140,7 +149,7 @@ def _largest_rr(k: int, notions, group_of: np.ndarray) -> tuple[float, np.ndarra
     return t, channel(t)
 
 
-def rr_candidates(problem) -> list[Candidate]:
+def rr_candidates(problem, deadline: float = math.inf) -> list[Candidate]:
     """Randomized response at the largest verified mixing, where the outputs are the inputs.
 
     Rows that a zero (or sub-resolution) budget ties share one output: randomized
@@ -159,7 +168,7 @@ def rr_candidates(problem) -> list[Candidate]:
     reps, group_of = np.unique(group_of, return_inverse=True)
     if len(reps) < 2:
         return []
-    found = _largest_rr(k, notions, group_of)
+    found = _largest_rr(k, notions, group_of, deadline)
     if found is None:
         return []
     t, Q = found
@@ -172,7 +181,7 @@ def rr_candidates(problem) -> list[Candidate]:
 
 
 def solver_candidates(problem, name: str, Q: np.ndarray, outputs: tuple,
-                      mix_columns: np.ndarray | None = None) -> list[Candidate]:
+                      mix_columns: np.ndarray | None = None, deadline: float = math.inf) -> list[Candidate]:
     """The solver's channel as it is, and mixed toward constant channels by the smallest verified ``t``."""
     from .solvers._repair import _repair, clean, tie, tied_rows
 
@@ -199,6 +208,8 @@ def solver_candidates(problem, name: str, Q: np.ndarray, outputs: tuple,
         P = tie(base, groups)
         tied = ", cleaned" + ("" if below is None else f", with the rows of budget below {below:g} tied")
         for label, u in targets:
+            if time.monotonic() > deadline:
+                return out
             rep = _repair(P, notions, mix_columns=mix_columns, t_max=1.0, target=u)
             if not rep.certificate.verified or rep.t >= 1.0:
                 continue  # t = 1 is the constant channel itself, a candidate of its own

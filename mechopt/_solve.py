@@ -385,15 +385,16 @@ def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, b
     """
     from dataclasses import replace
 
-    from ._fallback import best_verified, constant_candidate, rr_candidates, solver_candidates
+    from ._fallback import SECONDS, best_verified, constant_candidate, rr_candidates, solver_candidates
 
     obj = problem.objective
+    deadline = time.monotonic() + SECONDS
     cands = []
     for name, Q, outputs, mix in channels:
         if Q is not None:
-            cands += solver_candidates(problem, name, Q, tuple(outputs), mix)
+            cands += solver_candidates(problem, name, Q, tuple(outputs), mix, deadline=deadline)
     cands.append(constant_candidate(problem))
-    cands += rr_candidates(problem)
+    cands += rr_candidates(problem, deadline=deadline)
     best, good = best_verified(problem, cands, check)
     if bound is not None and not math.isfinite(bound):
         bound = None
