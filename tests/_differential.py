@@ -226,6 +226,9 @@ _SOLVED = {
     "solved_eldp_inf": {"inputs": ["a", "b", "c"], "outputs": "inputs",
                         "privacy": [{"notion": "eldp", "matrix": [[0, 1, "inf"], [1, 0, 0.5], ["inf", 0.5, 0]]}],
                         "objective": {"kind": "expected_loss", "loss": "hamming"}},
+    "solved_web_high_low": str(ROOT / "problems" / "web_high_low_002.yaml"),
+    "solved_geo_blocks": str(ROOT / "problems" / "geo_blocks_002.yaml"),
+    "solved_random_eldp": str(ROOT / "problems" / "random_eldp.yaml"),
     "solved_free_mi": {"k": 3, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.5}],
                        "objective": {"kind": "mutual_information"}},
 }
@@ -303,6 +306,13 @@ def base_documents(*, solve: bool = True) -> list[tuple[str, dict]]:
     add(("family_subset_mix", _family_doc([str(i) for i in range(6)], {
         "kind": "subset_selection", "ratio": r1, "mixture": [{"d": 2, "weight": 0.75}, {"d": 3, "weight": 0.25}]},
         [{"notion": "ldp", "epsilon": 1.0}])))
+    for eps in (0.1, 3.0):
+        add((f"family_subset_eps{eps:g}", _family_doc([str(i) for i in range(5)], {
+            "kind": "subset_selection", "ratio": ratio_below_exp(eps), "mixture": [{"d": 2, "weight": 1.0}]},
+            [{"notion": "ldp", "epsilon": eps}])))
+    add(("family_hadamard_eps0.5", _family_doc([str(i) for i in range(7)], {
+        "kind": "hadamard_response", "ratio": ratio_below_exp(0.5), "sensitive": [str(i) for i in range(7)]},
+        [{"notion": "ldp", "epsilon": 0.5}])))
     add(("family_subset_uldp", _family_doc(["0", "1", "2", "3", "4"], {
         "kind": "subset_selection", "ratio": 2, "mixture": [{"d": 2, "weight": 1}]},
         [{"notion": "uldp", "epsilon": ln2, "sensitive": ["0", "1"]}])))
@@ -875,7 +885,6 @@ def family_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     add("base-extra-field", json.dumps(doc_with(solver={"seconds": 0.5})), "accept")
     r = fam["ratio"]
     subset = fam["kind"] == "subset_selection"
-    only_eps = [p["epsilon"] for p in base["privacy"] if p["notion"] in ("ldp", "wc_lip", "high_low", "uldp")]
     for tag, nr in (("1e300", 1e300), ("next-up", math.nextafter(float(r), math.inf)), ("times-1.001", r * 1.001),
                     ("one", 1), ("2", 2.0), ("e", math.e)):
         expect = None
@@ -883,8 +892,15 @@ def family_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
             expect = "refuse:verification"
         if tag == "one":
             expect = "accept"
-        if tag == "next-up" and r == ratio_below_exp(1.0) and only_eps == [1.0]:
-            expect = "refuse:verification"
+        ldp = [p["epsilon"] for p in base["privacy"] if p["notion"] == "ldp"]
+        if len(base["privacy"]) == 1 and len(ldp) == 1:
+            # epsilon-LDP of subset selection with some 0 < d < k, and of the Hadamard response
+            # with every input sensitive, is exactly ratio <= e^epsilon (docs/families.md)
+            if (any(0 < c["d"] < k for c in fam["mixture"]) if subset else len(fam["sensitive"]) == k):
+                with localcontext() as ctx:
+                    ctx.prec = 60
+                    bound = _dec(ldp[0]).exp()
+                expect = "accept" if _dec(nr) <= bound else "refuse:verification"
         add(f"ratio-{tag}-rehashed", json.dumps(rehash(doc_with(family=fam_with(ratio=nr)))), expect)
         add(f"ratio-{tag}-not-rehashed", json.dumps(doc_with(family=fam_with(ratio=nr))),
             "refuse" if nr != r else "accept")
