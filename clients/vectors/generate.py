@@ -537,6 +537,8 @@ def random_family_claims(n: int = 400) -> list[dict]:
         elif name == "lip":
             p = [rng.randint(1, 5) for _ in range(k)]
             claim = {"notion": "lip", "epsilon": eps, "prior": [v / sum(p) for v in p]}
+            if rng.random() < 0.15:
+                claim["delta"] = rng.choice([0.0, 0.01])  # delta > 0: no exact family check (input)
         elif name == "bp_lip":
             ps = []
             for _ in range(2):
