@@ -1178,6 +1178,13 @@ def verdicts(texts: list[str], consumers: Iterable[str] = CONSUMERS) -> dict[str
     return run_cases(cs, consumers)[0]
 
 
+def disagreements(texts: list[str], consumers: Iterable[str] = CONSUMERS) -> list["Disagreement"]:
+    """:func:`verdicts` on plain texts, compared with ``verify``'s (no independent facts): empty when all agree."""
+    cs = [Case(f"text[{i}]", t, None, *_labels_of(t)) for i, t in enumerate(texts)]
+    vs, samples = run_cases(cs, consumers, sample=True)
+    return compare(cs, vs, samples)
+
+
 def run_cases(cs: list[Case], consumers: Iterable[str] = CONSUMERS, *,
               sample: bool = False) -> tuple[dict[str, list[str]], dict[str, Any]]:
     """Verdicts of every consumer on every case; with ``sample``, the sampler comparison too.

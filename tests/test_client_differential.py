@@ -137,6 +137,35 @@ def test_the_installed_command_agrees_with_the_in_process_verify(run):
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_harness_fails_when_a_client_skips_the_claims(monkeypatch):
+    """Sabotage: a Python client that checks only the digest must show up as disagreements."""
+    import mechopt.client
+
+    load, sampler = mechopt.client.load_document, mechopt.client.Sampler
+    monkeypatch.setattr(mechopt.client, "load_document", lambda path: load(path, verify=False))
+    monkeypatch.setattr(mechopt.client, "Sampler", lambda doc, **kw: sampler(doc, verify=False, **kw))
+    cases = [c for c in D.cases(solve=False) if c.name in ("ldp_rr3/identity-rehashed", "ldp_rr3/base",
+                                                           "lip_delta_boundary/tighten-0-delta-double-below")]
+    verdicts, samples = D.run_cases(cases, ["verify", "client"])
+    found = D.compare(cases, verdicts, samples)
+    assert len(cases) == 3
+    assert sorted((d.case, d.consumer, d.kind) for d in found) == [
+        ("ldp_rr3/identity-rehashed", "client", "verdict"),
+        ("lip_delta_boundary/tighten-0-delta-double-below", "client", "verdict")]
+
+
+def test_compare_names_each_kind_of_disagreement():
+    cases = [D.Case("a/base", "{}", "accept"), D.Case("a/x", "{}", "refuse:input"), D.Case("a/y", "{}", None),
+             D.Case("a/z", "{}", "accept")]
+    verdicts = {"verify": ["accept", "refuse:input:matrix", "refuse:verification", "accept"],
+                "client": ["accept", "refuse:verification", "crash:KeyError: 'x'", "accept"],
+                "js": ["accept", "refuse:input:matrix[0]", "refuse:verification", "refuse:input:sha256"]}
+    samples = {"a/base": {"python": {"reports": ["u"], "used": 1}, "js": ["v"], "used_js": 1}}
+    found = {(d.case, d.consumer, d.kind) for d in D.compare(cases, verdicts, samples)}
+    assert found == {("a/base", "js", "reports"), ("a/x", "client", "class"), ("a/x", "client", "fact"),
+                     ("a/y", "client", "crash"), ("a/z", "js", "verdict")}
+
+
 def test_verdicts_is_reusable_on_plain_texts():
     good = D._doc(["a", "b"], ["a", "b"], [[0.75, 0.25], [0.25, 0.75]], [{"notion": "ldp", "epsilon": 1.1}])
     bad = D.rehash({**good, "matrix": [[1, 0], [0, 1]]})
