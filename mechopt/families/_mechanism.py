@@ -194,6 +194,6 @@ class FamilyMechanism:
             raise InputError(f"{path}: family", "is missing: this is a matrix mechanism file (use mechopt.Mechanism.load)")
         return mech
 
-    def sampler(self, *, seed: int | None = None) -> FamilySampler:
-        """The exact client sampler (CSPRNG unless seeded; see :class:`FamilySampler`)."""
-        return FamilySampler(self.family, seed=seed)
+    def sampler(self, *, seed: int | None = None, words=None) -> FamilySampler:
+        """The exact client sampler (OS words unless seeded or given ``words``; see :class:`FamilySampler`)."""
+        return FamilySampler(self.family, seed=seed, words=words)
