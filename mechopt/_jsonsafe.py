@@ -8,8 +8,8 @@ Standard library only (the device client, :mod:`mechopt.client`, imports it). Wh
 * nesting deeper than ``max_depth`` lists and objects, refused by a scan of the text
   *before* the recursive parser runs (no ``RecursionError``);
 * ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON, though Python writes them);
-* numbers beyond the range of a float: an integer whose ``float()`` overflows
-  (``1e400`` written as digits) and a decimal such as ``1e400`` that Python would
+* numbers beyond the range of a float: an integer larger in magnitude than the
+  largest float (``1e400`` written as digits) and a decimal such as ``1e400`` that Python would
   read as ``inf``. Integers keep their exact value (``10**300`` stays an ``int``);
   callers that need a float get a finite one.
 
@@ -39,10 +39,14 @@ from typing import Any
 
 from mechopt._errors import InputError
 
-__all__ = ["BEYOND_FLOAT", "MAX_DEPTH", "loads_strict", "json_depth", "check_number_range"]
+__all__ = ["BEYOND_FLOAT", "FLOAT_MAX_INT", "MAX_DEPTH", "int_literal_rule", "loads_strict", "json_depth", "check_number_range"]
 
 #: deeper nesting than this is refused (no problem or mechanism file needs more than ~6)
 MAX_DEPTH = 64
+#: the largest integer accepted: the largest float, 1.7976931348623157e308, as an exact integer.
+#: (Integers a little larger still round to it, but a file's numbers are read exactly, so the
+#: rule is the plain one; ``mechopt._client_document`` uses the same bound.)
+FLOAT_MAX_INT = int(1.7976931348623157e308)
 #: the rule broken by a number that has no float
 BEYOND_FLOAT = "is beyond the range of a float (about 1.8e308)"
 #: an integer literal longer than this has no float (10**309 > 1.8e308); refused before int()
@@ -77,7 +81,7 @@ def json_depth(text: str, limit: int = MAX_DEPTH) -> int:
 
 
 def check_number_range(value: Any, field: str) -> Any:
-    """Refuse an ``int`` that has no float (``float(value)`` would overflow); return ``value``.
+    """Refuse an ``int`` larger in magnitude than the largest float (:data:`FLOAT_MAX_INT`); return ``value``.
 
     A float, a bool or anything else is returned unchanged (its type is checked elsewhere).
 
@@ -90,11 +94,8 @@ def check_number_range(value: Any, field: str) -> Any:
     ...
     mechopt._errors.InputError: epsilon: the integer ~1e400 is beyond the range of a float (about 1.8e308)
     """
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            float(value)
-        except OverflowError:
-            raise InputError(field, f"the integer {_short_int(value)} {BEYOND_FLOAT}") from None
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > FLOAT_MAX_INT:
+        raise InputError(field, f"the integer {_short_int(value)} {BEYOND_FLOAT}")
     return value
 
 
@@ -132,12 +133,8 @@ def int_literal_rule(s: str) -> str | None:
     True
     """
     body = s.lstrip("+-").lstrip("0") or "0"
-    if len(body) <= _MAX_INT_DIGITS:
-        try:
-            float(int(s))
-            return None
-        except OverflowError:
-            pass
+    if len(body) <= _MAX_INT_DIGITS and abs(int(s)) <= FLOAT_MAX_INT:
+        return None
     return f"the integer ~{'-' if s.startswith('-') else ''}1e{len(body) - 1} {BEYOND_FLOAT}"
 
 

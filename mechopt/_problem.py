@@ -477,10 +477,8 @@ def _yaml12_loader():
                     out = int(v, 10)  # 017 is seventeen in YAML 1.2
             except ValueError:
                 raise _YamlRefused(node.start_mark, f"{v[:40]!r} is not an integer") from None
-            try:
-                float(out)
-            except OverflowError:  # a long octal or hex literal
-                raise _YamlRefused(node.start_mark, f"the integer {v[:12]}… {_FLOAT_OUT_OF_RANGE}") from None
+            if abs(out) > _jsonsafe.FLOAT_MAX_INT:  # a long octal or hex literal
+                raise _YamlRefused(node.start_mark, f"the integer {v[:12]}… {_FLOAT_OUT_OF_RANGE}")
             return out
 
         def construct_float(loader, node):

@@ -25,13 +25,12 @@ mechopt._errors.InputError: epsilon: must be >= 0, got -1.0
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any, Sequence
 
 import numpy as np
 
 from ._errors import InputError, InputTypeError
-from ._jsonsafe import BEYOND_FLOAT, check_number_range
+from ._jsonsafe import BEYOND_FLOAT, FLOAT_MAX_INT, check_number_range
 
 INF = math.inf
 #: a prior (or any probability vector) must sum to 1 within this
@@ -43,8 +42,6 @@ def _is_inf_word(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}
 
 
-#: the largest integer that has a float (``float(n)`` overflows beyond it)
-_FLOAT_MAX = int(sys.float_info.max) + 2**970 - 1
 #: the deepest nesting of lists and mappings a problem accepts (the file parsers refuse the same)
 MAX_DEPTH = 64
 
@@ -52,9 +49,9 @@ MAX_DEPTH = 64
 def _to_float(value: Any, field: str) -> float:
     """``float(value)`` for a number already type-checked; an integer beyond float range is an InputError.
 
-    An integer up to about 1.8e308 (``10**300``, say) is accepted and rounded to the
-    nearest float, as every number of a problem is; a larger one has no float and is
-    refused rather than read as infinity.
+    An integer up to the largest float, about 1.8e308 (``10**300``, say), is accepted and
+    rounded to the nearest float, as every number of a problem is; a larger one is
+    refused rather than read as infinity (or as the largest float).
     """
     return float(check_number_range(value, field))
 
@@ -83,7 +80,7 @@ def check_tree(doc: Any, field: str = "", *, max_depth: int = MAX_DEPTH) -> None
         elif isinstance(node, (list, tuple)):
             types = set(map(type, node))
             if types <= {float, int, bool}:  # a row of numbers: compared in C, read one by one only if refused
-                if int in types and not -_FLOAT_MAX <= min(node) <= max(node) <= _FLOAT_MAX:
+                if int in types and not -FLOAT_MAX_INT <= min(node) <= max(node) <= FLOAT_MAX_INT:
                     for i, v in enumerate(node):
                         if type(v) is int:
                             _to_float(v, f"{where}[{i}]")

@@ -99,16 +99,22 @@ def test_a_huge_but_finite_integer_is_read_as_its_float():
     assert p.notions[0].epsilon == float(10**300) == 1e300
     p = load_problem(base([{"notion": "eldp", "matrix": [[0, 10**300, 1], [1, 0, 1], [1, 1, 0]]}]))
     assert p.notions[0].matrix[0, 1] == 1e300
-    # the integers on either side of the float range's edge: below max + half an ulp (2**970)
-    # float() rounds down to the largest float; from there on it overflows
-    edge = int(sys.float_info.max) + 2**970 - 1
+    # the integers on either side of the edge: the largest float, read exactly, is accepted;
+    # one more is refused (float() would still round it down, but files are read exactly)
+    edge = int(sys.float_info.max)
     assert float(edge) == sys.float_info.max
-    with pytest.raises(OverflowError):
-        float(edge + 1)
     for wrap in (lambda v: v, lambda v: [0.5, v, 1], lambda v: [[1, 2], [-v, 0]]):
         check_tree({"a": wrap(edge)})
         with pytest.raises(InputError, match=BEYOND):
             check_tree({"a": wrap(edge + 1)})
+    for text in (str(edge), str(edge + 1)):
+        accepted = text == str(edge)
+        for parse in (lambda t: loads_strict(t, "a.json"), lambda t: parse_document(f"a: {t}", "a.yaml")["a"]):
+            if accepted:
+                assert parse(text) == edge
+            else:
+                with pytest.raises(InputError, match=BEYOND):
+                    parse(text)
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])

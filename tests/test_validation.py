@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +81,8 @@ def test_delta_prior_channel_labels():
     assert check_labels([1, "b"], "inputs") == ("1", "b")
 
 
-@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.booleans(), st.text(max_size=3)))
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.booleans(), st.text(max_size=3),
+                 st.sampled_from([10**300, 10**400, -(10**400), 2**1024, int(sys.float_info.max) + 2**970 - 1])))
 def test_the_client_reads_numbers_as_the_validation_module_does(v):
     """The client's own number check (stdlib only) accepts exactly the finite numbers >= 0."""
     from mechopt.client import _check_number
@@ -112,3 +114,11 @@ def test_the_client_refuses_the_rows_the_validation_module_refuses():
         except InputError:
             ok_client = False
         assert ok_client == ok_val, rows
+
+
+@pytest.mark.parametrize("check", [check_epsilon, lambda v: check_delta(v), lambda v: check_prior([v, 0]),
+                                   lambda v: check_channel([[v, 0]]), lambda v: check_finite(v, "v")])
+def test_an_integer_beyond_float_range_is_an_input_error(check):
+    """float(10**400) raises OverflowError; every check turns it into one line naming the field."""
+    with pytest.raises(InputError, match="beyond the range of a float"):
+        check(10**400)
