@@ -84,8 +84,6 @@ def test_no_consumer_crashes(run):
     assert not found, _report(found)
 
 
-@pytest.mark.xfail(strict=False, reason="17:55 UTC: 9 disagreements, all the JS client accepting version 2.0 "
-                                        "(a float) that verify refuses; loaders being fixed (issue 20)")
 def test_every_consumer_accepts_and_refuses_what_verify_does(run):
     found = _of(run[3], "verdict")
     assert not found, _report(found)
