@@ -143,6 +143,144 @@ def lip0_delta(matrix: list[list[Any]], prior: list[Any]) -> Fraction:
     return worst
 
 
+def _ln(ratio: Fraction) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return (Decimal(ratio.numerator) / Decimal(ratio.denominator)).ln()
+
+
+def _max_log_ratio(pairs: Iterable[tuple[Fraction, Fraction]]) -> Decimal | None:
+    """``max ln(a / b)`` over pairs with ``a > 0`` (``0`` if none); None when some ``b = 0 < a``."""
+    best = Decimal(0)
+    for a, b in pairs:
+        if a == 0:
+            continue
+        if b == 0:
+            return None
+        if a > b:
+            best = max(best, _ln(a / b))
+    return best
+
+
+def _box_extreme(col: list[Fraction], lower: list[Fraction], upper: list[Fraction], largest: bool) -> Fraction:
+    """``min`` (or ``max``) of ``P.col`` over ``lower <= P <= upper``, ``sum P = 1``: fill the cheapest entries first."""
+    P = list(lower)
+    left = 1 - sum(P)
+    for x in sorted(range(len(col)), key=lambda x: col[x], reverse=largest):
+        add = min(left, upper[x] - lower[x])
+        P[x] += add
+        left -= add
+    return sum(p * q for p, q in zip(P, col))
+
+
+def notion_budget(matrix: list[list[Any]], spec: dict, inputs: list[str]) -> Decimal | None:
+    """The smallest epsilon for which ``matrix`` meets the claim ``spec`` — 60-digit logarithms of exact ratios.
+
+    Written from the definitions of docs/formats.md, independently of mechopt: ``ldp``,
+    ``wc_lip``, ``block``, ``high_low``, ``uldp``, ``metric`` (edges or distance; the
+    smallest epsilon, each pair's log-ratio over its distance), ``lip`` (delta 0) and
+    ``bp_lip`` (priors or box). ``None`` when no finite epsilon is enough.
+    """
+    Q = [[Fraction(repr(float(v))) for v in row] for row in matrix]
+    cols = [list(c) for c in zip(*Q)]
+    k = len(inputs)
+    pos = {x: i for i, x in enumerate(inputs)}
+    kind = spec["notion"]
+
+    def over(groups_a, groups_b, columns):
+        return _max_log_ratio((c[a], c[b]) for c in columns for a in groups_a for b in groups_b)
+
+    if kind in ("ldp", "wc_lip"):
+        return over(range(k), range(k), cols)
+    if kind == "high_low":
+        return over([pos[x] for x in spec["sensitive"]], range(k), cols)
+    if kind == "block":
+        best = Decimal(0)
+        for b in spec["blocks"]:
+            idx = [pos[x] for x in b]
+            v = over(idx, idx, cols)
+            if v is None:
+                return None
+            best = max(best, v)
+        return best
+    if kind == "uldp":
+        sens = {pos[x] for x in spec["sensitive"]}
+        protected = [c for c in cols if not (sum(1 for v in c if v) == 1 and [i for i, v in enumerate(c) if v][0]
+                                             not in sens)]
+        return over(range(k), range(k), protected)
+    if kind == "metric":
+        pairs = []
+        if "edges" in spec:
+            for a, b, w in spec["edges"]:
+                pairs += [(pos[a], pos[b], Fraction(repr(float(w)))), (pos[b], pos[a], Fraction(repr(float(w))))]
+        else:
+            pairs = [(a, b, Fraction(repr(float(d)))) for a, row in enumerate(spec["distance"])
+                     for b, d in enumerate(row) if a != b]
+        best = Decimal(0)
+        for a, b, d in pairs:
+            v = over([a], [b], cols)
+            if v is None:
+                return None
+            with localcontext() as ctx:
+                ctx.prec = 60
+                best = max(best, v / (Decimal(d.numerator) / Decimal(d.denominator)))
+        return best
+    if kind in ("lip", "bp_lip"):
+        if kind == "lip":
+            priors = [[Fraction(repr(float(p))) for p in spec["prior"]]]
+        elif "priors" in spec:
+            priors = [[Fraction(repr(float(p))) for p in P] for P in spec["priors"]]
+        else:
+            priors = None
+        best = Decimal(0)
+        for c in cols:
+            if priors is not None:
+                means = [sum(p * q for p, q in zip(P, c)) for P in priors]
+                lo_means, hi_means = means, means
+            else:
+                lo = [Fraction(repr(float(v))) for v in spec["lower"]]
+                hi = [Fraction(repr(float(v))) for v in spec["upper"]]
+                lo_means, hi_means = [_box_extreme(c, lo, hi, False)], [_box_extreme(c, lo, hi, True)]
+            for x in range(k):
+                up = _max_log_ratio((c[x], mean) for mean in lo_means)  # q[x] <= e^eps P.q
+                down = _max_log_ratio((mean, c[x]) for mean in hi_means)  # P.q <= e^eps q[x]
+                if up is None or down is None:
+                    return None
+                best = max(best, up, down)
+        return best
+    raise ValueError(kind)
+
+
+def _short_prior(k: int, first: str | None = None) -> list[float]:
+    """A prior of short decimals summing to exactly 1 (``first``: the first entry)."""
+    if first is None:
+        each = Decimal(1 / k).quantize(Decimal("0.0001"))
+        rest = [each] * (k - 1)
+        return [float(v) for v in rest + [1 - sum(rest)]]
+    head = Decimal(first)
+    each = ((1 - head) / (k - 1)).quantize(Decimal("0.0001"))
+    rest = [each] * (k - 2)
+    return [float(v) for v in [head, *rest, 1 - head - sum(rest)]]
+
+
+def boundary_claims(inputs: list[str]) -> list[dict]:
+    """One claim of each notion on these inputs, epsilon left to fill in (see :func:`boundary_mutations`)."""
+    k = len(inputs)
+    half = max(1, k // 2)
+    claims = [{"notion": "ldp"}, {"notion": "wc_lip"}, {"notion": "high_low", "sensitive": inputs[:1]},
+              {"notion": "uldp", "sensitive": inputs[:1]},
+              {"notion": "block", "blocks": [inputs[:half], inputs[half:]] if k > 1 else [inputs]},
+              {"notion": "metric", "edges": [[inputs[i], inputs[i + 1], 1 if i % 2 == 0 else 1.5]
+                                             for i in range(k - 1)]},
+              {"notion": "metric", "distance": [[abs(a - b) for b in range(k)] for a in range(k)]},
+              {"notion": "lip", "prior": _short_prior(k)}]
+    if k > 1:
+        claims += [{"notion": "bp_lip", "priors": [_short_prior(k), _short_prior(k, "0.5")]},
+                   {"notion": "bp_lip", "lower": [float(Decimal("0.5") / k) if k in (2, 4, 5) else 0.1] * k,
+                    "upper": [min(1.0, 2.0 / k) if k in (2, 4, 5) else 0.5] * k}]
+    return claims
+
+
 def decimal_above(x: Decimal) -> float:
     """The double whose shortest decimal is the smallest such decimal ``>= x``."""
     f = float(x)
@@ -855,6 +993,52 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     return cases
 
 
+def boundary_mutations(name: str, base: dict) -> list[Case]:
+    """The matrix of ``base`` claiming each notion exactly at its budget, and just below it (re-hashed).
+
+    For each claim of :func:`boundary_claims`, the budget of :func:`notion_budget` (a
+    logarithm of exact rationals, irrational unless it is 0) gives two files: epsilon the
+    smallest short decimal above it (``accept``) and the largest below it
+    (``refuse:verification``). For E-LDP, every finite entry of E is set that way, and one
+    is lowered. A verifier that rounds ``e^epsilon`` the wrong way fails one of the two.
+    """
+    out: list[Case] = []
+    inputs, outputs, k = list(base["inputs"]), list(base["outputs"]), len(base["inputs"])
+
+    def add(tag: str, privacy: list[dict], expect: str) -> None:
+        doc = rehash({**base, "privacy": privacy})
+        out.append(Case(f"{name}/boundary-{tag}", json.dumps(doc), expect, inputs, outputs, base["version"] == 2))
+
+    for claim in boundary_claims(inputs):
+        budget = notion_budget(base["matrix"], claim, inputs)
+        if budget is None:
+            continue
+        tag = claim["notion"] + ("-edges" if "edges" in claim else "-distance" if "distance" in claim else "") + (
+            "-box" if "lower" in claim else "-priors" if "priors" in claim else "")
+        add(f"{tag}-above", [{**claim, "epsilon": decimal_above(budget)}], "accept")
+        if budget > 0:
+            add(f"{tag}-below", [{**claim, "epsilon": decimal_below(budget)}], "refuse:verification")
+    # E-LDP: each pair at its own exact budget
+    Q = base["matrix"]
+    E: list[list[Any]] = [[0] * k for _ in range(k)]
+    tight = []
+    for a in range(k):
+        for b in range(k):
+            if a != b:
+                v = _max_log_ratio((Fraction(repr(float(Q[a][y]))), Fraction(repr(float(Q[b][y]))))
+                                   for y in range(len(outputs)))
+                E[a][b] = "inf" if v is None else decimal_above(v)
+                if v is not None and v > 0:
+                    tight.append((a, b, v))
+    add("eldp-above", [{"notion": "eldp", "matrix": E}], "accept")
+    if tight:
+        a, b, v = tight[len(tight) // 2]
+        lowered = [list(r) for r in E]
+        lowered[a][b] = decimal_below(v)
+        add("eldp-below", [{"notion": "eldp", "matrix": lowered}], "refuse:verification")
+    return out
+
+
 def family_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     """The seeded mutations of a family mechanism file."""
     cases: list[Case] = []
@@ -1011,8 +1195,10 @@ def cases(seed: int = 20, *, solve: bool = True, target: int | None = None) -> l
     rng = random.Random(seed)
     out: list[Case] = []
     for name, doc in base_documents(solve=solve):
-        mut = family_mutations if "family" in doc else matrix_mutations
-        out += mut(name, doc, rng)
+        if "family" in doc:
+            out += family_mutations(name, doc, rng)
+        else:
+            out += matrix_mutations(name, doc, rng) + boundary_mutations(name, doc)
     if target is None or target >= len(out):
         return out
     groups: dict[str, list[int]] = {}
