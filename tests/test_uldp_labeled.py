@@ -299,3 +299,17 @@ def test_no_merge_cut_with_constraints_on_the_channel():
     r = _solve(problem)
     assert r.status == "optimal" and r.certificate.verified
     assert r.objective == pytest.approx(best, abs=1e-9) and r.bound <= best + 1e-12
+
+
+def test_the_milp_runs_on_a_retry_with_the_other_lp_method():
+    """solve_labeled retries a component with backend "other" (the LP method not tried); the MILP
+    asked the registry for a back-end named "other" and raised (found at k = 15 with δ-LIP,
+    where the first attempt's safe branch and bound left a gap)."""
+    from mechopt.solvers._labeled import solve_labeled
+
+    problem = mechopt.load_problem(_two_input_problem())
+    cost = problem.objective.prior[:, None] * problem.objective.loss
+    invertible = {y: [1] for y in range(4)}  # b, the non-sensitive input
+    got = solve_labeled(list(problem.notions), 2, 4, cost, invertible, backend="other")
+    assert got.status == "optimal" and got.stats["roles_from"] == "milp"
+    assert got.objective == pytest.approx(0.2, abs=1e-12) and got.bound <= 0.2

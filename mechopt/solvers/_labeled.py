@@ -527,7 +527,8 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
             else:
                 roles = None
         if roles is None:
-            sol = choose(backend, milp=True).solve_milp(*data, integrality)
+            # "other" (a retry) names an LP method; the MILP is HiGHS either way
+            sol = choose("auto" if backend == "other" else backend, milp=True).solve_milp(*data, integrality)
             roles, stats["roles_from"] = (np.round(sol.x[ints]) if sol.status == "optimal" else None), "milp"
         if roles is not None and stats["roles_from"] == "milp":
             # binaries are integral only to a feasibility tolerance (r = 1 - 1e-8 leaves 1e-8
