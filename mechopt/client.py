@@ -233,13 +233,16 @@ class Sampler:
 
     def __init__(self, doc: dict[str, Any], *, seed: int | None = None,
                  words: Iterable[int] | None = None,
-                 store: MutableMapping[str, str] | None = None, verify: bool = True):
-        checked = _check(doc)
-        if checked.family is not None:
-            raise InputError("family", "is a family mechanism: sample it with mechopt.families.FamilySampler "
-                                       "(mechopt.families.load_family_document reads and verifies the file)")
-        if verify:
-            _verify_claims(checked)
+                 store: MutableMapping[str, str] | None = None, verify: bool = True, _checked: bool = False):
+        # _checked: the caller has just run the whole check_text path on this document
+        # (mechopt privatize, after load_verified): do not check and verify it twice
+        if not _checked:
+            checked = _check(doc)
+            if checked.family is not None:
+                raise InputError("family", "is a family mechanism: sample it with mechopt.families.FamilySampler "
+                                           "(mechopt.families.load_family_document reads and verifies the file)")
+            if verify:
+                _verify_claims(checked)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
         if seed is not None and words is not None:
@@ -252,15 +255,10 @@ class Sampler:
         self.seeded = seed is not None
         self._index = {label: i for i, label in enumerate(self.inputs)}
         self._output_index = {label: j for j, label in enumerate(self.outputs)}
-        # per row: (total T, words per draw, mask of the low bits, cumulative sums C)
-        self._rows: list[tuple[int, int, int, list[int]]] = []
-        for row in doc["matrix"]:
-            cumulative, running = [], 0
-            for w in row_weights(row):
-                running += w
-                cumulative.append(running)
-            bits = (running - 1).bit_length()
-            self._rows.append((running, (bits + 31) // 32, (1 << bits) - 1, cumulative))
+        # per row, prepared when first drawn from: (total T, words per draw, mask of the low
+        # bits, cumulative sums C)
+        self._matrix = doc["matrix"]
+        self._rows: list[tuple[int, int, int, list[int]] | None] = [None] * len(self._matrix)
         self._stream: _StreamWords | None = None
         if words is not None:
             self._stream = _StreamWords(words)
@@ -303,7 +301,7 @@ class Sampler:
         (Fraction(1, 10), Fraction(9, 10))
         """
         x = self._lookup(label)
-        total, _, _, cumulative = self._rows[x]
+        total, _, _, cumulative = self._row(x)
         previous = [0, *cumulative[:-1]]
         return tuple(Fraction(c - p, total) for c, p in zip(cumulative, previous))
 
@@ -314,8 +312,19 @@ class Sampler:
             raise InputError("label", f"{label!r} is not an input of the mechanism; "
                                       f"inputs are {_short(self.inputs)}") from None
 
+    def _row(self, x: int) -> tuple[int, int, int, list[int]]:
+        prepared = self._rows[x]
+        if prepared is None:
+            cumulative, running = [], 0
+            for w in row_weights(self._matrix[x]):
+                running += w
+                cumulative.append(running)
+            bits = (running - 1).bit_length()
+            prepared = self._rows[x] = (running, (bits + 31) // 32, (1 << bits) - 1, cumulative)
+        return prepared
+
     def _draw(self, x: int) -> str:
-        total, count, mask, cumulative = self._rows[x]
+        total, count, mask, cumulative = self._row(x)
         return self.outputs[bisect.bisect_right(cumulative, _uniform(total, count, mask, self._take))]
 
     def _memoized(self, x: int) -> str:
@@ -384,6 +393,8 @@ class Sampler:
         rows = [self._lookup(label) for label in labels]
         if self.memoize:
             return [self._memoized(x) for x in rows]
+        for x in set(rows):
+            self._row(x)
         take, prepared, outputs, right = self._take, self._rows, self.outputs, bisect.bisect_right
         out = []
         for x in rows:

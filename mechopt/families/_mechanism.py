@@ -166,7 +166,7 @@ class FamilyMechanism:
             raise InputError(path, err.message)
         inputs = tuple(doc["inputs"])
         family_from_spec(doc["family"], inputs)  # validates the parameters
-        if check_hash:
+        if check_hash and not _checked:  # _checked: the client compared this very digest
             digest = family_digest(doc)
             if digest != doc["sha256"]:
                 raise VerificationError(f"sha256: the file's digest {doc['sha256'][:12]}... does not match its "

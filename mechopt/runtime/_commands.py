@@ -155,7 +155,7 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
             raise InputError("memo", f"{mech_path} is not a memoized mechanism ('memoize' is not true); "
                                      "drop --memo, or export it with 'mechopt solve --memoize'")
         store = _memo_store(memo)
-    sampler = Sampler(doc, seed=seed, store=store)
+    sampler = Sampler(doc, seed=seed, store=store, _checked=True)  # load_verified checked and verified it
     labels = _read_labels(input_path, "input")
     _unknown(input_path, labels, {x: i for i, x in enumerate(doc["inputs"])},
              str(mech_path), "input")
