@@ -101,7 +101,7 @@ class Budget {
   }
 
   static of(x) {
-    return new Budget(x, () => decimalOf(x), String(x));
+    return new Budget(x, x, String(x)); // leqExp reads a number as its decimal (and caches e^x by it)
   }
 
   get expLow() {
@@ -145,6 +145,11 @@ class Channel {
     return this._cols;
   }
 
+  get floatRows() {
+    this._floatRows ??= this.rows.map((r) => Float64Array.from(r));
+    return this._floatRows;
+  }
+
   label(x) {
     return show(this.inputs[x]);
   }
@@ -186,27 +191,58 @@ function groups(ch, upper, lower, budget, columns = null) {
   }
 }
 
-// q[x] <= e^budget q[x'] on every column, for each pair [x, x', budget]
-function pairs(ch, list) {
-  const { rows, m } = ch;
+/**
+ * Pairwise budgets (E-LDP, metric): pair p is q[xs[p]] <= e^b q[xps[p]] on every column, b with
+ * a double lower bound lows[p] (its decimal <= b) and exact value exact(p) (a number, read as
+ * its decimal, or a rational), shown as shown(p).
+ */
+class PairList {
+  constructor(capacity) {
+    this.xs = new Int32Array(capacity);
+    this.xps = new Int32Array(capacity);
+    this.lows = new Float64Array(capacity);
+    this.n = 0;
+  }
+
+  push(x, xp, low) {
+    const p = this.n;
+    this.xs[p] = x;
+    this.xps[p] = xp;
+    this.lows[p] = low;
+    this.n += 1;
+    return p;
+  }
+}
+
+// q[x] <= e^b q[x'] on every column, for each pair of the list
+function pairs(ch, list, exact, shown) {
+  const { m } = ch;
+  const rows = ch.floatRows;
   const rowMax = rows.map((r) => r.reduce((a, b) => (b > a ? b : a), 0));
   const rowMin = rows.map((r) => r.reduce((a, b) => (b < a ? b : a), Infinity));
+  const allNormal = rows.map((r) => r.every(isNormal));
   const hi = rowMax.map((v) => (isNormal(v) ? v * (1 + REL) : null));
   const lo = rowMin.map((v) => (v > 0 && isNormal(v) ? v * (1 - REL) : null));
-  for (const [x, xp, budget] of list) {
+  const up = 1 + REL;
+  const { xs, xps, lows } = list;
+  for (let p = 0; p < list.n; p += 1) {
+    const x = xs[p];
+    const xp = xps[p];
     if (rowMax[x] === 0) continue;
+    const eLow = expLowerFloat(lows[p]);
     // the row's largest entry below e^b times the other row's smallest: every column holds
-    if (hi[x] !== null && lo[xp] !== null && hi[x] <= budget.expLow * lo[xp]) continue;
+    if (hi[x] !== null && lo[xp] !== null && hi[x] <= eLow * lo[xp]) continue;
     const a = rows[x];
     const b = rows[xp];
-    const e = budget.expLow * (1 - REL);
+    const e = eLow * (1 - REL);
+    const normal = allNormal[x] && allNormal[xp];
     for (let y = 0; y < m; y += 1) {
       const qa = a[y];
+      if (qa * up <= e * b[y] && (normal || (isNormal(qa) && isNormal(b[y])))) continue;
       if (qa === 0) continue;
       const qb = b[y];
-      if (qa * (1 + REL) <= e * qb && isNormal(qa) && isNormal(qb)) continue;
-      if (!leqExp(decimalOf(qa), decimalOf(qb), budget.exact)) {
-        throw new Fail(`column ${y}: Q[${ch.label(x)}][${y}] = ${qa} > e^${budget.shown} * Q[${ch.label(xp)}][${y}] = ${qb}`);
+      if (!leqExp(decimalOf(qa), decimalOf(qb), exact(p))) {
+        throw new Fail(`column ${y}: Q[${ch.label(x)}][${y}] = ${qa} > e^${shown(p)} * Q[${ch.label(xp)}][${y}] = ${qb}`);
       }
     }
   }
@@ -467,11 +503,12 @@ function readClaim(spec, i, inputs, floatEnds) {
       return {
         kind,
         run: (ch) => {
-          const list = [];
+          const list = new PairList(k * k);
           E.forEach((row, x) => row.forEach((v, xp) => {
-            if (x !== xp && v !== Infinity) list.push([x, xp, Budget.of(v)]);
+            if (x !== xp && v !== Infinity) list.push(x, xp, v);
           }));
-          pairs(ch, list);
+          const value = (p) => E[list.xs[p]][list.xps[p]];
+          pairs(ch, list, value, (p) => String(value(p)));
         },
       };
     }
@@ -482,25 +519,26 @@ function readClaim(spec, i, inputs, floatEnds) {
       // the exact budget eps * w, and a double whose decimal is below it: the float product is
       // within 3u of the exact one; lowered by 8u it stays below, and its decimal (within u of
       // it) too. Tiny budgets use 0 (e^0 = 1 <= e^budget).
-      const scaled = (w) => {
-        let low = epsilon * w * (1 - 8 * U);
-        if (!(low >= NORMAL)) low = 0;
-        const exact = () => {
-          const d = decimalOf(w);
-          return { n: eps.n * d.n, d: eps.d * d.d };
-        };
-        return new Budget(low, exact, `(${epsilon}*${w})`);
+      const low = (w) => {
+        const v = epsilon * w * (1 - 8 * U);
+        return v >= NORMAL ? v : 0;
       };
+      const exactTimes = (w) => {
+        const d = decimalOf(w);
+        return { n: eps.n * d.n, d: eps.d * d.d };
+      };
+      const scaledPairs = (ch, list, ws) => pairs(ch, list, (p) => exactTimes(ws[p]), (p) => `(${epsilon}*${ws[p]})`);
       if (given[0] === "distance") {
         const D = budgetMatrix("distance");
         return {
           kind,
           run: (ch) => {
-            const list = [];
+            const list = new PairList(k * k);
+            const ws = [];
             D.forEach((row, x) => row.forEach((v, xp) => {
-              if (x !== xp && v !== Infinity) list.push([x, xp, scaled(v)]);
+              if (x !== xp && v !== Infinity) ws[list.push(x, xp, low(v))] = v;
             }));
-            pairs(ch, list);
+            scaledPairs(ch, list, ws);
           },
         };
       }
@@ -530,13 +568,14 @@ function readClaim(spec, i, inputs, floatEnds) {
       return {
         kind,
         run: (ch) => {
-          const list = [];
+          const list = new PairList(2 * ends.length);
+          const ws = [];
           ends.forEach(([a, b], j) => {
             if (a === b) return;
-            const budget = scaled(weights[j]);
-            list.push([a, b, budget], [b, a, budget]);
+            ws[list.push(a, b, low(weights[j]))] = weights[j];
+            ws[list.push(b, a, low(weights[j]))] = weights[j];
           });
-          pairs(ch, list);
+          scaledPairs(ch, list, ws);
         },
       };
     }

@@ -289,7 +289,6 @@ export function nextUp(f) {
   return view.getFloat64(0);
 }
 
-const lowerCache = new Map();
 const cellFloats = new Map(); // j -> a double <= e^(j/1024) (floatDown of the cell's enclosure)
 const U = 2 ** -53;
 const C3 = 1 / 6; // the doubles nearest 1/6 and 1/24 are below them
@@ -308,8 +307,7 @@ const C4 = 1 / 24;
  * Negative eps: the BigInt enclosure, rounded down.
  */
 export function expLowerFloat(eps) {
-  let v = lowerCache.get(eps);
-  if (v !== undefined) return v;
+  let v;
   const x = Math.min(eps, 700);
   if (!(x >= 0)) {
     v = floatDown(expBounds(x, 1n, 64).lo);
@@ -326,8 +324,6 @@ export function expLowerFloat(eps) {
     const p = 1 + t * (1 + t * (0.5 + t * (C3 + t * C4)));
     v = (c * p) * (1 - (x + 20) * U);
   }
-  if (lowerCache.size > 1 << 18) lowerCache.clear();
-  lowerCache.set(eps, v);
   return v;
 }
 
@@ -389,6 +385,5 @@ export function clearCaches() {
   cells.clear();
   boundsCache.clear();
   numberBounds.clear();
-  lowerCache.clear();
   cellFloats.clear();
 }

@@ -463,12 +463,26 @@ export class Mechanism {
     this.privacy = doc.privacy;
     this.sha256 = doc.sha256;
     this.memoize = doc.memoize === true;
-    this.weights = doc.matrix.map(rowWeights);
+    this.#weights = new Array(doc.matrix.length);
+  }
+
+  #weights;
+
+  /** The integer weights of every row (computed on first use; a row's alone by rowWeightsOf). */
+  get weights() {
+    for (let x = 0; x < this.#weights.length; x += 1) this.rowWeightsOf(x);
+    return this.#weights;
+  }
+
+  /** The integer weights of row x (docs/formats.md, step 1 of the exact sampler), computed once. */
+  rowWeightsOf(x) {
+    this.#weights[x] ??= rowWeights(this.matrix[x]);
+    return this.#weights[x];
   }
 
   /** Exact probabilities of each output for an input, as [numerator, denominator] BigInts. */
   probabilities(label) {
-    const w = this.weights[this.#index(label)];
+    const w = this.rowWeightsOf(this.#index(label));
     const total = w.reduce((a, b) => a + b, 0n);
     return w.map((c) => [c, total]);
   }
@@ -502,10 +516,19 @@ export class Sampler {
     this.mechanism = mechanism;
     this.store = store;
     this.#take = take;
-    this.#rows = mechanism.weights.map(prepareRow);
-    this.#scratch = new Uint32Array(Math.max(1, ...this.#rows.map((r) => r.count)));
+    this.#rows = new Array(mechanism.inputs.length); // prepared on first use
+    this.#scratch = new Uint32Array(1);
     this.#index = new Map(mechanism.inputs.map((x, i) => [x, i]));
     this.#outputIndex = new Set(mechanism.outputs);
+  }
+
+  #row(x) {
+    let row = this.#rows[x];
+    if (!row) {
+      row = this.#rows[x] = prepareRow(this.mechanism.rowWeightsOf(x));
+      if (row.count > this.#scratch.length) this.#scratch = new Uint32Array(row.count);
+    }
+    return row;
   }
 
   #lookup(label) {
@@ -515,7 +538,7 @@ export class Sampler {
   }
 
   #fresh(x) {
-    return this.mechanism.outputs[drawRow(this.#rows[x], this.#take, this.#scratch)];
+    return this.mechanism.outputs[drawRow(this.#row(x), this.#take, this.#scratch)];
   }
 
   #memoized(x) {
@@ -545,7 +568,7 @@ export class Sampler {
 
   /** Draw n fresh reports for one input as output indices (simulation and benchmarks). */
   sampleIndices(label, n) {
-    const row = this.#rows[this.#lookup(label)];
+    const row = this.#row(this.#lookup(label));
     const out = new Uint32Array(n);
     for (let i = 0; i < n; i += 1) out[i] = drawRow(row, this.#take, this.#scratch);
     return out;
