@@ -1,6 +1,6 @@
 """Differential test of every consumer of a mechanism file (issue 20, item 3).
 
-The same ~1 200 files — valid files for every notion and both families, channels exactly
+The same ~1 040 files — valid files for every notion and both families, channels exactly
 at the boundary of their claim, and seeded mutations of them written as raw JSON text (bit
 flips and digit changes in the matrix, re-hashed or not; claims tightened past the exact
 budget, re-hashed; re-hashed identity matrices claiming each notion; duplicate keys; string
@@ -41,7 +41,7 @@ import _differential as D
 
 pytestmark = pytest.mark.skipif(D.NODE is None, reason="node is not installed: the JavaScript client cannot run")
 
-TARGET = 1000  # files given to every consumer (>= 1 000 required by issue 20)
+TARGET = 850  # the stratified selection then holds ~1 040 files (>= 1 000 required by issue 20)
 SUBPROCESS_SAMPLE = 20
 
 
