@@ -87,3 +87,41 @@ test("loadMechanism: a file with two matrix keys, deep nesting or 1e400 is refus
   await assert.rejects(loadMechanism(text.replace('"epsilon":1', '"epsilon":"1"')), (e) => e.kind === "verification" && e.field === "sha256");
   await assert.rejects(loadMechanism(text.replace('"version":2', '"version":2.0')), isInput("version"));
 });
+
+test("on 20 000 mutated texts: parseStrict accepts only what JSON.parse accepts, with the same value", () => {
+  let s = 12345;
+  const rnd = () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+  const bases = ['{"a": [1, -2.5e3, "x\\u00e9", true, null], "b": {"c": [[]], "d": "\\ud83d\\ude00"}}',
+    '[0, 1E-7, 123456789012345678, "q\\"\\\\/\\b\\f\\n\\r\\t", {"k": false}]', '{"format": "m", "matrix": [[0.5, 0.5]], "privacy": [{"epsilon": 1}]}'];
+  const alphabet = '{}[]",:0123456789-+.eE \\ntrufalsn\\u\ud800\t';
+  let accepted = 0;
+  for (let i = 0; i < 20000; i += 1) {
+    let t = bases[i % bases.length];
+    for (let j = 0, edits = 1 + Math.floor(rnd() * 3); j < edits; j += 1) {
+      const at = Math.floor(rnd() * (t.length + 1));
+      const ch = alphabet[Math.floor(rnd() * alphabet.length)];
+      const op = rnd();
+      t = op < 0.4 ? t.slice(0, at) + ch + t.slice(at) : op < 0.7 ? t.slice(0, at) + t.slice(at + 1) : t.slice(0, at) + ch + t.slice(at + 1);
+    }
+    let expected;
+    try {
+      expected = JSON.parse(t);
+    } catch {
+      assert.throws(() => parseStrict(t), MechanismError, t);
+      continue;
+    }
+    let got;
+    try {
+      got = parseStrict(t);
+    } catch (e) {
+      assert.ok(e instanceof MechanismError && e.kind === "input", `${t}: ${e}`);
+      continue; // refused for one of the strict rules (duplicate key, lone surrogate, range)
+    }
+    accepted += 1;
+    assert.deepEqual(got, expected, t);
+  }
+  assert.ok(accepted > 2000, `only ${accepted} accepted`);
+});
