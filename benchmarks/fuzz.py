@@ -79,6 +79,9 @@ FAILURES = {
     "optimal_unproven": "optimal without a bound closing the gap",
     "objective_mismatch": "reported objective != the file's",
     "reference_rows_violated": "file breaks the reference's rows (> 1e-9)",
+    "closed_form": "a closed form contradicted (chord bound, subset selection)",
+    "client_refused": "a verified export refused by the Python client",
+    "js_refused": "a verified export refused by the JavaScript client",
 }
 #: seconds before a solve (or the reference) is abandoned in-process, and before a worker is killed
 SOFT_TIMEOUT = 120.0
@@ -372,7 +375,7 @@ def _rows_violation(ref, Q: np.ndarray) -> float:
 
 def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = None,
                   solver: Callable | None = None, reference: bool = True,
-                  timeout: float | None = SOFT_TIMEOUT) -> dict:
+                  timeout: float | None = SOFT_TIMEOUT, max_assignments: int | None = None) -> dict:
     """Solve one problem, check its mechanism and judge it against the independent reference.
 
     ``solver`` replaces :func:`mechopt.solve` (tests plant wrong answers with it). Returns a
@@ -409,6 +412,7 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
         return rec
     rec["seconds"] = time.perf_counter() - t0
     rec["status"] = res.status
+    rec["route"] = (getattr(res, "stats", None) or {}).get("method")
     notions = list(problem.notions)
     ref = fr.read(doc)
     if res.status not in ("optimal", "feasible") or not res.ok:
@@ -422,7 +426,8 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
         if reference:  # evidence: a verified channel with a finite objective
             try:
                 with _deadline(timeout):
-                    rf = fr.labeled_reference(ref, notions) if not ref.free else fr.free_witnesses(ref, notions, rng)
+                    rf = (fr.labeled_reference(ref, notions, max_assignments=max_assignments) if not ref.free
+                          else fr.free_witnesses(ref, notions, rng))
                 rec["reference_value"] = rf.witness_value
                 rec["reference_how"] = rf.how
             except (Exception, _Timeout):  # noqa: BLE001 - evidence only
@@ -448,6 +453,7 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
     if rec["outcome"] == "violation":
         rec["detail"] = rec["violation"]
         return rec
+    client_check(path, rec)
     Q = np.asarray(mech.matrix, dtype=float)
     minimize = problem.objective.minimize
     sign = 1.0 if minimize else -1.0
@@ -479,7 +485,8 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
     t1 = time.perf_counter()
     try:
         with _deadline(timeout):
-            rf = fr.labeled_reference(ref, notions) if not ref.free else fr.free_witnesses(ref, notions, rng)
+            rf = (fr.labeled_reference(ref, notions, max_assignments=max_assignments) if not ref.free
+                  else fr.free_witnesses(ref, notions, rng))
     except _Timeout:
         rec["reference_timeout"] = True
         rec["reference_seconds"] = time.perf_counter() - t1
@@ -529,6 +536,19 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
 # -----------------------------------------------------------------------------
 
 
+def client_check(path: str, rec: dict) -> None:
+    """The Python client (``mechopt.client``: load, exact re-verification, one sample) must accept a
+    verified export; ``rec["file"]`` keeps the path for the JavaScript client at the end of a run."""
+    from mechopt.client import Sampler, load_document
+
+    try:
+        d = load_document(path)
+        Sampler(d, seed=1).sample(d["inputs"][0])
+        rec["file"] = path
+    except Exception as err:  # noqa: BLE001 - any refusal of a verified file is the finding
+        rec["client_refused"] = f"{type(err).__name__}: {err}"
+
+
 def solver_variant(doc: dict, rng: np.random.Generator) -> dict:
     """Options of :func:`mechopt.solve` to exercise beside the defaults: column generation where it
     applies (one LDP notion and mmse; one LIP notion without δ whose prior is the objective's),
@@ -545,28 +565,68 @@ def solver_variant(doc: dict, rng: np.random.Generator) -> dict:
     return {}
 
 
-def one(seed: int, i: int, tmpdir: str, *, reference: bool = True, timeout: float | None = SOFT_TIMEOUT) -> dict:
+def problem_of(seed: int, i: int, kinds: tuple[str, ...] | None = None) -> tuple[str, dict, dict]:
+    """``(generator, problem dict, solve options)`` of problem ``i`` of ``seed``."""
+    from benchmarks import fuzz_kinds as fk
+
+    gen = fk.pick_kind(seed, i, kinds)
+    if gen == "core":
+        doc = random_problem(np.random.default_rng([seed, i]))
+        return gen, doc, solver_variant(doc, np.random.default_rng([seed, i, 2]))
+    doc, variant = fk.draw(seed, i, gen)
+    return gen, doc, variant
+
+
+def one(seed: int, i: int, tmpdir: str, *, reference: bool = True, timeout: float | None = SOFT_TIMEOUT,
+        kinds: tuple[str, ...] | None = None, export_dir: str | None = None) -> dict:
     """Problem ``i`` of ``seed``, checked: its record (with the index and, if flagged, the problem)."""
     import functools
+    import shutil
 
     from mechopt import solve
 
-    rng = np.random.default_rng([seed, i])
-    doc = random_problem(rng)
-    variant = solver_variant(doc, np.random.default_rng([seed, i, 2]))
+    from benchmarks import fuzz_kinds as fk
+
+    gen, doc, variant = problem_of(seed, i, kinds)
+    plain = fk._plain(doc)
     t = time.perf_counter()
-    rec = check_problem(doc, tmpdir=tmpdir, rng=np.random.default_rng([seed, i, 1]), reference=reference,
-                        timeout=timeout, solver=functools.partial(solve, **variant) if variant else None)
+    solver = functools.partial(solve, **variant) if variant else None
+    crng = np.random.default_rng([seed, i, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if gen == "family":
+            rec = fk.check_family(plain, tmpdir, timeout=timeout)
+        elif gen == "custom":
+            rec = fk.check_custom(plain, tmpdir, timeout=timeout)
+            if "file" in rec:
+                client_check(rec["file"], rec)
+        else:
+            rec = check_problem(plain, tmpdir=tmpdir, rng=crng, reference=reference, timeout=timeout, solver=solver,
+                                max_assignments=1100 if gen == "uldp_delta" else None)
+            if reference and gen == "geo" and rec.get("outcome") == "solved":
+                fk.check_geo_routes(doc, rec, rec.get("reference_value"))
+            if reference and gen == "chord":
+                fk.check_chord(plain, rec, tmpdir)
+    rec["gen"] = gen
+    if gen == "geo":
+        rec["geo"] = doc["_geo"]
     if variant:
         rec["variant"] = variant
+    if "file" in rec:
+        if export_dir:
+            dest = os.path.join(export_dir, f"{seed}-{i}.json")
+            shutil.copyfile(rec["file"], dest)
+            rec["file"] = dest
+        else:
+            del rec["file"]
     rec["index"] = i
     rec["wall"] = time.perf_counter() - t
     if rec["outcome"] != "solved" or any(f in rec for f in FAILURES) or rec.get("status") == "feasible":
-        rec["problem"] = doc
+        rec["problem"] = plain
     return rec
 
 
-def _worker(seed: int, tasks, results, reference: bool, timeout: float | None) -> None:
+def _worker(seed: int, tasks, results, opts: dict) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="mechopt-fuzz-") as tmp:
         while True:
@@ -578,10 +638,10 @@ def _worker(seed: int, tasks, results, reference: bool, timeout: float | None) -
                 return
             results.put(("start", os.getpid(), i))
             try:
-                rec = one(seed, i, tmp, reference=reference, timeout=timeout)
+                rec = one(seed, i, tmp, **opts)
             except BaseException as err:  # noqa: BLE001 - the fuzzer's own trouble is recorded, not fatal
                 rec = {"index": i, "outcome": "crash", "crash": f"fuzzer: {type(err).__name__}: {err}",
-                       "trace": traceback.format_exc(limit=8), "problem": random_problem(np.random.default_rng([seed, i]))}
+                       "trace": traceback.format_exc(limit=8), "problem": problem_of(seed, i, opts.get("kinds"))[1]}
             results.put(("done", os.getpid(), json.loads(json.dumps(rec, default=_json_default))))
 
 
@@ -595,14 +655,25 @@ def _json_default(v):
 
 def run(n: int, seed: int, *, only: int | None = None, jobs: int = 1, out: str | None = None,
         reference: bool = True, timeout: float | None = SOFT_TIMEOUT, hard_timeout: float = HARD_TIMEOUT,
-        start: int = 0, log: Callable[[str], None] | None = None) -> dict:
+        start: int = 0, log: Callable[[str], None] | None = None, kinds: tuple[str, ...] | None = None,
+        export_dir: str | None = None, js: bool = False) -> dict:
     """Fuzz problems ``start .. start + n - 1`` of ``seed``; return :func:`summarize` of their records.
 
     With ``jobs > 1`` the problems run in worker processes; a worker stuck longer than
     ``hard_timeout`` on one problem is killed (that problem is recorded as a timeout) and
     replaced. ``out``: append every record to this JSON-lines file, and skip the indices it
-    already holds (a run can be resumed or done in chunks).
+    already holds (a run can be resumed or done in chunks). ``kinds``: only these generators
+    (:data:`benchmarks.fuzz_kinds.SHARES`). ``export_dir``: keep every verified export there
+    (``SEED-I.json``); with ``js``, one Node process then loads each with the JavaScript
+    client's ``loadMechanism`` (a record ``outcome: js_check`` per file).
     """
+    opts = {"reference": reference, "timeout": timeout, "kinds": tuple(kinds) if kinds else None}
+    tmp_export = None
+    if export_dir is None and js:
+        export_dir = tmp_export = tempfile.mkdtemp(prefix="mechopt-fuzz-files-")
+    if export_dir:
+        os.makedirs(export_dir, exist_ok=True)
+        opts["export_dir"] = export_dir
     indices = [only] if only is not None else list(range(start, start + n))
     done: set[int] = set()
     records: list[dict] = []
@@ -610,6 +681,8 @@ def run(n: int, seed: int, *, only: int | None = None, jobs: int = 1, out: str |
         with open(out) as fh:
             for line in fh:
                 r = json.loads(line)
+                if r.get("outcome") == "js_check":
+                    continue
                 if r.get("seed", seed) == seed and r["index"] in indices and r["index"] not in done:
                     done.add(r["index"])
                     records.append(r)
@@ -631,20 +704,47 @@ def run(n: int, seed: int, *, only: int | None = None, jobs: int = 1, out: str |
         if jobs <= 1:
             with tempfile.TemporaryDirectory(prefix="mechopt-fuzz-") as tmp:
                 for i in todo:
-                    keep(json.loads(json.dumps(one(seed, i, tmp, reference=reference, timeout=timeout),
+                    keep(json.loads(json.dumps(one(seed, i, tmp, **opts),
                                                default=_json_default)))
         else:
-            _run_parallel(seed, todo, jobs, keep, reference, timeout, hard_timeout)
+            _run_parallel(seed, todo, jobs, keep, opts, hard_timeout)
+        if js:
+            _js_differential(records, keep)
     finally:
         if sink:
             sink.close()
+    if tmp_export:
+        import shutil
+
+        shutil.rmtree(tmp_export, ignore_errors=True)
     summary = summarize(records)
     summary["seconds"] = time.perf_counter() - t0
     summary["seed"] = seed
     return summary
 
 
-def _run_parallel(seed, todo, jobs, keep, reference, timeout, hard_timeout) -> None:
+def _js_differential(records: list[dict], keep: Callable[[dict], None]) -> None:
+    """Every exported file of ``records`` through one Node process (``loadMechanism``): one record each."""
+    from benchmarks.fuzz_kinds import js_verdicts
+
+    files = {r["file"]: r for r in records if r.get("file") and r.get("outcome") != "js_check"
+             and os.path.exists(r["file"])}
+    if not files:
+        return
+    verdicts = js_verdicts(sorted(files))
+    for f, v in sorted(verdicts.items()):
+        r = files[f]
+        rec = {"index": r["index"], "outcome": "js_check", "gen": r.get("gen"), "file": f, "js": v}
+        if v != "ok":
+            if r.get("gen") == "family" and "does not read yet" in v:
+                rec["js_family_unsupported"] = v
+            else:
+                rec["js_refused"] = v
+                rec["problem"] = r.get("problem")
+        keep(rec)
+
+
+def _run_parallel(seed, todo, jobs, keep, opts, hard_timeout) -> None:
     ctx = mp.get_context("fork")
     tasks = ctx.Queue()
     results = ctx.Queue()
@@ -655,7 +755,7 @@ def _run_parallel(seed, todo, jobs, keep, reference, timeout, hard_timeout) -> N
     remaining = set(todo)
 
     def spawn():
-        p = ctx.Process(target=_worker, args=(seed, tasks, results, reference, timeout), daemon=True)
+        p = ctx.Process(target=_worker, args=(seed, tasks, results, opts), daemon=True)
         p.start()
         workers[p.pid] = p
 
@@ -680,9 +780,9 @@ def _run_parallel(seed, todo, jobs, keep, reference, timeout, hard_timeout) -> N
                 workers[pid].join()
                 del workers[pid], current[pid]
                 remaining.discard(i)
-                keep({"index": i, "outcome": "timeout", "detail": f"killed after {hard_timeout} s",
-                      "problem": random_problem(np.random.default_rng([seed, i])),
-                      **categories(random_problem(np.random.default_rng([seed, i])))})
+                gen, doc, _ = problem_of(seed, i, opts.get("kinds"))
+                keep({"index": i, "outcome": "timeout", "detail": f"killed after {hard_timeout} s", "gen": gen,
+                      "problem": doc, **categories(doc)})
                 if remaining:
                     spawn()
         for pid, p in list(workers.items()):
@@ -699,7 +799,7 @@ def _run_parallel(seed, todo, jobs, keep, reference, timeout, hard_timeout) -> N
                 continue
             for i in sorted(remaining):  # lost: run them here
                 with tempfile.TemporaryDirectory() as tmp:
-                    keep(json.loads(json.dumps(one(seed, i, tmp, reference=reference, timeout=timeout),
+                    keep(json.loads(json.dumps(one(seed, i, tmp, **opts),
                                                default=_json_default)))
             remaining.clear()
     for p in workers.values():
@@ -724,8 +824,30 @@ def summarize(records: list[dict], *, examples: int = 3) -> dict:
     where: dict[str, list] = defaultdict(list)
     solve_s, ref_s, walls = [], [], []
     gaps = []
+    by_gen: dict[str, Counter] = defaultdict(Counter)
     for r in records:
         out = r["outcome"]
+        if out == "js_check":
+            c["js_files"] += 1
+            by_gen[r.get("gen") or "core"]["js files"] += 1
+            if "js_family_unsupported" in r:
+                c["js_family_unsupported"] += 1
+            if "js_refused" in r:
+                fails["js_refused"] += 1
+                where["js_refused"].append(r.get("index"))
+                if len(ex["js_refused"]) < examples:
+                    ex["js_refused"].append({"index": r.get("index"), "seed": r.get("seed"),
+                                             "detail": r.get("js_refused"), "problem": r.get("problem")})
+            continue
+        gen = r.get("gen") or "core"
+        by_gen[gen]["n"] += 1
+        by_gen[gen][out if out != "solved" else r.get("status", "solved")] += 1
+        if any(f in r for f in FAILURES):
+            by_gen[gen]["failures"] += 1
+        if r.get("route"):
+            by_gen[gen]["route " + str(r["route"])] += 1
+        if "file" in r:
+            c["files"] += 1
         c[out] += 1
         c["n"] += 1
         key = r.get("notions", "?")
@@ -779,6 +901,8 @@ def summarize(records: list[dict], *, examples: int = 3) -> dict:
         "n": c["n"], "solved": c["solved"], "optimal": c["optimal"], "feasible": c["feasible"],
         "rejected": c["rejected"], "timeouts": c["timeout"], "objective_infinite": c["objective_infinite"],
         "judged": c["judged"], "failures": {f: fails[f] for f in FAILURES},
+        "infeasible_confirmed": c["infeasible_confirmed"], "files": c["files"], "js_files": c["js_files"],
+        "js_family_unsupported": c["js_family_unsupported"], "by_gen": {k: dict(v) for k, v in sorted(by_gen.items())},
         "reference_none": c["reference_none"], "reference_timeout": c["reference_timeout"],
         "reference_error": c["reference_error"], "evaluate_disagrees": c["evaluate_disagrees"],
         "reference_lp_worse": c["reference_lp_worse"],
@@ -825,6 +949,10 @@ def _table(s: dict, *, markdown: bool = False) -> str:
         ("  judged against a verified reference channel", s["judged"]),
         ("rejected as bad input", s["rejected"]),
         ("estimation_variance infinite for every channel (tied rows, confirmed)", s["objective_infinite"]),
+        ("infeasible under custom constraints (confirmed by cvxpy)", s.get("infeasible_confirmed", 0)),
+        ("exported files accepted by the Python client (load, exact check, sample)", s.get("files", 0)),
+        ("exported files loaded by the JavaScript client", s.get("js_files", 0)),
+        ("  family files the JavaScript client does not read (yet)", s.get("js_family_unsupported", 0)),
         ("timeouts (solve > %g s)" % SOFT_TIMEOUT, s["timeouts"]),
         *((f"**{label}**", f[flag]) for flag, label in FAILURES.items()),
         ("reference LP worse than mechopt's channel (reference unreliable)", s["reference_lp_worse"]),
@@ -851,6 +979,10 @@ def _table(s: dict, *, markdown: bool = False) -> str:
         g = s["feasible_gap_rel"]
         if g:
             lines.append(f"  relative gap: median {g['median']:.2g}, p99 {g['p99']:.2g}, max {g['max']:.2g}")
+    if s.get("by_gen"):
+        lines += ["", "by generator:"]
+        for k, v in s["by_gen"].items():
+            lines.append(f"  {k:<10} " + ", ".join(f"{a} {b}" for a, b in sorted(v.items())))
     lines += ["", "outcomes by budget class:"]
     for k, v in s["by_eps"].items():
         lines.append(f"  {k:<6} " + ", ".join(f"{a} {b}" for a, b in sorted(v.items())))
@@ -859,6 +991,12 @@ def _table(s: dict, *, markdown: bool = False) -> str:
     if s["slowest"]:
         lines += ["", "slowest: " + ", ".join(f"#{x['index']} {x['seconds']} s" for x in s["slowest"])]
     return "\n".join(lines)
+
+
+def _kinds() -> tuple[str, ...]:
+    from benchmarks.fuzz_kinds import KINDS
+
+    return KINDS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -873,8 +1011,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-reference", action="store_true", help="skip the independent references")
     ap.add_argument("--summarize", nargs="+", default=None, metavar="JSONL", help="only summarize record files")
     ap.add_argument("--markdown", action="store_true", help="print the counts as a markdown table")
+    ap.add_argument("--kinds", default=None, help="comma-separated generators: " + ", ".join(_kinds()))
+    ap.add_argument("--export-dir", default=None, help="keep every verified export here (SEED-I.json)")
+    ap.add_argument("--js", action="store_true", help="load every export with the JavaScript client at the end")
     ap.add_argument("--examples", default=None, help="write the summary (with example problems) to this JSON file")
     args = ap.parse_args(argv)
+    kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else None
+    if kinds and not set(kinds) <= set(_kinds()):
+        ap.error(f"--kinds: unknown generator in {args.kinds!r}; expected some of {', '.join(_kinds())}")
     if args.summarize:
         recs = []
         for path in args.summarize:
@@ -884,14 +1028,14 @@ def main(argv: list[str] | None = None) -> int:
         summary["seed"] = ",".join(sorted({str(r.get("seed")) for r in recs}))
     else:
         if args.show and args.only is not None:
-            doc = random_problem(np.random.default_rng([args.seed, args.only]))
-            print(json.dumps(doc))
+            print(json.dumps(problem_of(args.seed, args.only, kinds)[:2]))
             with tempfile.TemporaryDirectory() as tmp:
-                rec = check_problem(doc, tmpdir=tmp, rng=np.random.default_rng([args.seed, args.only, 1]))
+                rec = one(args.seed, args.only, tmp, kinds=kinds)
             print(json.dumps(rec, default=_json_default, indent=1))
             return 1 if any(f in rec for f in FAILURES) else 0
         summary = run(args.n, args.seed, only=args.only, jobs=min(args.jobs, 2), out=args.out, start=args.start,
-                      reference=not args.no_reference, log=lambda s: print(s, file=sys.stderr))
+                      reference=not args.no_reference, log=lambda s: print(s, file=sys.stderr), kinds=kinds,
+                      export_dir=args.export_dir, js=args.js)
     print(_table(summary, markdown=args.markdown))
     if any(summary["failures"].values()):
         print("\nexamples (first per failure):")

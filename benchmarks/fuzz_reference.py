@@ -527,8 +527,12 @@ def owners(ref: Ref) -> list[int]:
     return out
 
 
-def labeled_reference(ref: Ref, notions) -> Reference:
-    """The all-pairs LP for a labeled problem; ULDP by brute force over roles (or a big-M MILP)."""
+def labeled_reference(ref: Ref, notions, *, max_assignments: int | None = None) -> Reference:
+    """The all-pairs LP for a labeled problem; ULDP by brute force over roles (or a big-M MILP).
+
+    ``max_assignments``: brute-force up to this many role assignments (default
+    :data:`MAX_ASSIGNMENTS`), beyond them the big-M MILP.
+    """
     out = Reference()
     k, m = ref.k, len(ref.outputs)
     cost = ref.prior[:, None] * ref.loss
@@ -547,7 +551,7 @@ def labeled_reference(ref: Ref, notions) -> Reference:
         return out
     choices = [None] + inv_at
     n_assign = len(choices) ** m
-    if n_assign <= MAX_ASSIGNMENTS:
+    if n_assign <= (max_assignments or MAX_ASSIGNMENTS):
         out.method = f"brute force over {n_assign} role assignments"
         best = None
         for roles in itertools.product(choices, repeat=m):
