@@ -27,7 +27,12 @@ MAX_GRID = 1000
 def parse_epsilons(spec: str | list, *, field: str = "epsilons") -> np.ndarray:
     """``"0.5:5:0.5"`` (start:stop:step, stop included) or ``"0.5,1,2"`` or a list."""
     if isinstance(spec, (list, tuple, np.ndarray)):
-        vals = [float(v) for v in spec]
+        # numbers are checked by check_epsilons (an integer beyond float range is one line, not
+        # an OverflowError); a numeric string is read as before
+        try:
+            vals = [float(v) if isinstance(v, str) else v for v in spec]
+        except ValueError:
+            raise InputError(field, f"must be a list of numbers, got {list(spec)!r}") from None
     else:
         try:
             if ":" in spec:

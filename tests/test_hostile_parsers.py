@@ -392,3 +392,10 @@ def test_the_documented_messages_are_the_ones_produced(tmp_path):
         got = str(info.value).replace(str(tmp_path) + "/", "")
         for part in message.split(" …"):
             assert part in got, (message, got)
+
+
+def test_tradeoff_epsilons_beyond_float_range_are_one_line():
+    prob = {"k": 3, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1}],
+            "objective": {"kind": "expected_loss"}}
+    with pytest.raises(InputError, match=r"epsilons\[1\]: the integer ~1e400 is " + BEYOND):
+        mechopt.tradeoff(prob, [1, HUGE], quiet=True)
