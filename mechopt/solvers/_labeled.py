@@ -424,8 +424,11 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
                                        max(part.bound, best.bound) if best is not None else part.bound)
             else:
                 best.bound = max(best.bound, part.bound)
+            stopped = stats.pop("safe_bnb_stopped", False)
             if best.objective - best.bound <= max(gap_tol / len(comps), 1e-9 * abs(best.objective), 1e-12):
                 break
+            if stopped:
+                break  # the MILP's branch and bound ran out of nodes or time: no solver failure to retry
             stats["retries"] = stats.get("retries", 0) + 1
         if best is None:
             stats["total_s"] = time.perf_counter() - t0
@@ -463,6 +466,9 @@ def _greedy_roles(r: np.ndarray, owners: np.ndarray, outs: np.ndarray, limit: di
         used_in[x] = used_in.get(x, 0) + 1
     return roles
 
+
+#: nodes of the safe branch and bound of ULDP's MILP (k = 15 with (ε, δ)-LIP needed up to ~900)
+_BNB_NODES = 2000
 
 #: every variable of some optimal solution of build_lp's LP lies in [0, 1], or below its
 #: own finite upper bound (the factored LIP forms P·q: the prior's sum, up to 1 + 1e-9)
@@ -504,6 +510,7 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
     stats["build_s"] += time.perf_counter() - tb
     adapter = choose(backend, size=st["variables"], retry=(backend == "other"))
     tl = time.perf_counter()
+    stats.pop("safe_bnb_stopped", None)  # set below by this attempt's branch and bound only
     if milp:
         stats["binaries"] = st["binaries"]
         ints = integrality == 1
@@ -548,8 +555,13 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
             if root >= sol.objective - tol:
                 safe = root
             else:
-                safe, bb = safe_mip_bound(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, float(sol.objective), tol)
+                # one search with room (2000 nodes, 60 s or what time_limit leaves): retrying
+                # with another LP method restarts it from the root, which helps nothing
+                left = 60.0 if time_limit is None else max(time_limit - (time.perf_counter() - tb), 1.0)
+                safe, bb = safe_mip_bound(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, float(sol.objective), tol,
+                                          node_limit=_BNB_NODES, time_limit=left)
                 stats["safe_bnb_nodes"] = stats.get("safe_bnb_nodes", 0) + bb["nodes"]
+                stats["safe_bnb_stopped"] = bb.get("open", 0) > 0  # at its node or time limit, nodes left
     else:
         sol = adapter.solve(*data, time_limit=time_limit)
         safe = -math.inf
