@@ -178,7 +178,8 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
     invertible outputs (Murakami & Kawamoto, Def. 2: any non-sensitive input). Which role
     each output takes is chosen by binaries (a MILP, see the comments below). Other
     notions hold on every column either way. Every variable of some optimal solution
-    lies in [0, 1] (entries, their maxima and minima, the LIP forms ``P·q``).
+    lies in [0, 1] (entries, their maxima and minima, the binaries and invertible masses)
+    or below its own finite upper bound (the LIP forms ``P·q``: the prior's sum).
     ``linear_cost``: the objective is ``cost·Q`` and nothing else constrains the channel
     (no rows appended by ``solve_labeled``'s ``extend``); only then does the MILP bound
     how many invertible outputs an input uses (cut (e) below).
