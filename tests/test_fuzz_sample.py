@@ -43,7 +43,64 @@ def test_fuzz_sample_has_no_failure(seed, n):
     assert s["judged"] >= 0.7 * n
 
 
+@pytest.mark.parametrize("gen, n", [("geo", 3), ("chord", 1), ("family", 3), ("custom", 3), ("uldp_delta", 2)])
+def test_fuzz_sample_of_each_new_generator(gen, n):
+    s = run(n, 2, kinds=(gen,), js=True)  # every export also through the JavaScript client
+    assert s["by_gen"][gen]["n"] == n
+    for f in FAILURES:
+        assert s["failures"][f] == 0, (f, s["examples"].get(f))
+    assert s["solved"] + s["infeasible_confirmed"] == n
+    assert s["judged"] >= n - 1
+    assert s["js_files"] == s["files"] >= n - 1
+
+
+def test_generator_shares_and_core_indices_are_stable():
+    from benchmarks import fuzz_kinds as fk
+    from benchmarks.fuzz import problem_of
+
+    gens = [fk.pick_kind(14, i) for i in range(4000)]
+    for gen, share in fk.SHARES.items():
+        assert abs(gens.count(gen) / 4000 - share) < 0.02, gen
+    assert fk.SHARES["geo"] * 10_000 >= 200
+    # an index drawn by the core generator is the problem it was before the new generators
+    i = gens.index("core")
+    assert problem_of(14, i)[1] == random_problem(np.random.default_rng([14, i]))
+    assert {fk.pick_kind(3, i, ("geo",)) for i in range(50)} == {"geo"}
+
+
 # -- the references against closed forms --------------------------------------------
+
+
+def test_subset_selection_closed_forms_match_the_materialised_channel():
+    import itertools
+
+    from benchmarks.fuzz_kinds import subset_value
+
+    for k, d, r in [(7, 3, math.e), (8, 2, 3.0), (6, 5, 1.5), (5, 1, 7.0)]:
+        cols = list(itertools.combinations(range(k), d))
+        Z = r * math.comb(k - 1, d - 1) + math.comb(k - 1, d)
+        Q = np.full((k, len(cols)), 1 / Z)
+        for j, S in enumerate(cols):
+            Q[list(S), j] = r / Z
+        for kind in ("estimation_variance", "histogram_mse", "mutual_information"):
+            ref = fr.read({"k": k, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                           "objective": {"kind": kind}})
+            assert subset_value(kind, k, d, r) == pytest.approx(fr.objective_value(ref, Q), rel=1e-12, abs=1e-14)
+
+
+def test_chord_closed_form_bounds_the_lip_optimum():
+    from benchmarks.fuzz_kinds import chord_value
+
+    P = [0.5, 0.3, 0.2]  # the docstring value of lip_chord_duals: 0.38 (e + 1/e - 1) is the utility bound
+    assert chord_value("histogram_mse", P, 1.0) == pytest.approx(1 - 0.38 * (math.e + 1 / math.e - 1), rel=1e-12)
+    for kind in ("histogram_mse", "mutual_information"):
+        doc = {"k": 3, "outputs": "free", "privacy": [{"notion": "lip", "epsilon": 1.0, "prior": P}],
+               "objective": {"kind": kind}}
+        v = mechopt.solve(doc, quiet=True).objective
+        c = chord_value(kind, P, 1.0)
+        assert (v >= c if kind == "histogram_mse" else v <= c), (kind, v, c)
+
+
 
 
 def test_reference_lp_is_krr_for_ldp_hamming():
