@@ -265,8 +265,11 @@ def loads_strict(text: str, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
     except RecursionError:  # pragma: no cover - the depth scan refuses first
         raise InputError(source, f"nests deeper than {max_depth} levels (lists and objects)") from None
     # something was refused: parse again, marking the refused values, to name the place
-    doc = json.loads(text, parse_int=_marking_int, parse_float=_marking_float,
-                     parse_constant=lambda s: _Marker(_constant_rule(s)), object_pairs_hook=_marking_pairs)
+    try:
+        doc = json.loads(text, parse_int=_marking_int, parse_float=_marking_float,
+                         parse_constant=lambda s: _Marker(_constant_rule(s)), object_pairs_hook=_marking_pairs)
+    except json.JSONDecodeError as err:  # the refused value came before a syntax error
+        raise InputError(source, f"is not valid JSON: {err}") from None
     found = _locate(doc, "")
     if found is None:  # pragma: no cover - the strict parse refused something the marking parse did not see
         raise InputError(source, "holds a value that is refused (duplicate key or number out of range)")

@@ -369,8 +369,9 @@ def parse_document(text: str, where: str, *, json_only: bool = False) -> Any:
         return _jsonsafe.loads_strict(text, where)
     import yaml
 
-    loader = _yaml12_loader()(text)
+    loader = None
     try:
+        loader = _yaml12_loader()(text)  # the reader refuses control characters here
         return loader.get_single_data()
     except _YamlRefused as err:
         raise InputError(f"{where}: line {err.line}" if err.line else where, err.rule) from None
@@ -380,7 +381,8 @@ def parse_document(text: str, where: str, *, json_only: bool = False) -> Any:
     except RecursionError:  # pragma: no cover - the composer's depth cap refuses first
         raise InputError(where, f"nests deeper than {MAX_DEPTH} levels") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 class _YamlRefused(Exception):

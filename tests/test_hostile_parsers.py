@@ -309,6 +309,12 @@ def test_explicit_number_tags_with_no_number_are_one_line(text, rule):
         parse_document(text, "p.yaml")
 
 
+@pytest.mark.parametrize("char", ["\x00", "\x02", "\x7f"])
+def test_control_characters_in_yaml_are_one_line(char):
+    with pytest.raises(InputError, match="p.yaml: is not valid YAML: unacceptable character"):
+        parse_document(f"k: 2{char}\n", "p.yaml")
+
+
 def test_dates_are_strings_as_in_yaml_1_2():
     assert parse_document("inputs: [2020-01-01, 2020-01-02]", "p.yaml") == {"inputs": ["2020-01-01", "2020-01-02"]}
 
@@ -331,6 +337,8 @@ def test_loads_strict_reads_what_json_reads():
     ('{"m": [[0, 1' + "0" * 400 + ']]}', "a.json: m[0][1]: the integer ~1e400 is " + BEYOND),
     ('{"a": {"b": 1, "c": 2, "b": 3}}', "a.json: a: has the key 'b' twice"),
     ('{"a": 1', "a.json: is not valid JSON"),
+    ("[[Infinity0, 1]]", "a.json: is not valid JSON: Expecting ',' delimiter"),  # refused value, then bad syntax
+    ('{"a": 1, "a": 2 "b"}', "a.json: is not valid JSON: Expecting ',' delimiter"),
     ("", "a.json: is not valid JSON"),
 ])
 def test_loads_strict_refusals_name_the_place(text, expect):
