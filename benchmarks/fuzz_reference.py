@@ -704,6 +704,16 @@ def _polytope(ref: Ref, roles: list[int | None]):
         A, b = (Ap, bp) if role is None else (Ai, bi)
         if role is not None:
             ub[[x * m + y for x in range(k) if x != role]] = 0.0
+        if role is not None and k > 1:
+            # the column is c e_x: every LIP row P.q - e^eps q[x'] <= delta (x' != x) says
+            # P(x) c <= delta. Written out (well scaled): above SCALE_ABOVE the scaled row
+            # e^-eps P.q - q[x'] <= e^-eps delta is below HiGHS's feasibility tolerance
+            # (eps = 18.66, delta = 3.3e-4: a mass 100 times the cap passed as feasible)
+            caps = [(P[role], d) for P, _, d in ref.lips if P[role] > 0]
+            if caps:
+                A = np.vstack([A] + [np.eye(k)[role] * p for p, _ in caps]) if len(A) else \
+                    np.array([np.eye(k)[role] * p for p, _ in caps])
+                b = np.concatenate([b, [d for _, d in caps]]) if len(b) else np.array([d for _, d in caps])
         if len(A):
             sel = sp.csr_matrix(([1.0], ([0], [y])), shape=(1, m))
             blocks.append(sp.kron(sp.csr_matrix(A), sel, format="csr"))
