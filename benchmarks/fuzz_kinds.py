@@ -518,8 +518,13 @@ def custom_violation(doc: dict, Q: np.ndarray) -> float:
     return worst + 0.0 * k
 
 
-def custom_reference(doc: dict) -> tuple[str, float | None, np.ndarray | None]:
-    """cvxpy (Clarabel) on the all-pairs rows: ``(status, value, Q)``."""
+def custom_reference(doc: dict, margin: float = 1e-8) -> tuple[str, float | None, np.ndarray | None]:
+    """cvxpy (Clarabel) on the all-pairs rows: ``(status, value, Q)``.
+
+    The utility constraints are tightened by ``margin``: Clarabel meets them to about 1e-9,
+    and a channel that breaks one by that much can beat the true optimum by as much (seed 20
+    #163: 2e-9 below mechopt's proven bound). A witness must meet them in floating point.
+    """
     import cvxpy as cp
 
     from benchmarks import fuzz_reference as fr
@@ -539,12 +544,12 @@ def custom_reference(doc: dict) -> tuple[str, float | None, np.ndarray | None]:
     labels = doc["inputs"]
     for c in doc.get("constraints", []):
         if c["kind"] == "min_truthful":
-            cons.append(cp.diag(Q) >= c["value"])
+            cons.append(cp.diag(Q) >= c["value"] + margin)
         elif c["kind"] == "max_loss":
-            cons.append(cp.sum(cp.multiply(Q, _loss_matrix(c, labels)), axis=1) <= c["value"])
+            cons.append(cp.sum(cp.multiply(Q, _loss_matrix(c, labels)), axis=1) <= c["value"] - margin)
         else:
             for lab, v in c["value"].items():
-                cons.append(P @ Q[:, labels.index(lab)] <= v)
+                cons.append(P @ Q[:, labels.index(lab)] <= v - margin)
     prob = cp.Problem(cp.Minimize(expr), cons)
     try:
         prob.solve(solver="CLARABEL")
@@ -588,7 +593,7 @@ def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
     rec["reference_method"] = "cvxpy all-pairs"
     rec["reference_lp"] = val
     if res.status == "infeasible":
-        if val is not None and Qr is not None and custom_violation(doc, Qr) <= 1e-7:
+        if val is not None and Qr is not None and custom_violation(doc, Qr) <= 0.0:
             rec.update(outcome="status_failure", status_failure=f"infeasible, but cvxpy finds {val!r}")
         else:
             rec.update(outcome="infeasible_confirmed", detail=f"cvxpy: {st}")
@@ -632,7 +637,7 @@ def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
     # a witness: the cvxpy channel, repaired (privacy) and still meeting the constraints
     ref = fr.read(dict(_plain(doc), objective={"kind": "expected_loss", "loss": "hamming"}))
     got = fr.verified(ref, notions, Qr)
-    if got is not None and custom_violation(doc, got[0]) <= 1e-9:
+    if got is not None and custom_violation(doc, got[0]) <= 0.0:
         w = custom_value(doc, got[0])
         rec["reference_value"] = w
         rec["reference_how"] = f"cvxpy (mix {got[1]:g})"
