@@ -220,3 +220,38 @@ def test_budget_matrix_objective_and_ties_agree_with_mechopt():
         assert (math.isinf(a) and math.isinf(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-12), (doc, a, b)
         checked += 1
     assert checked >= 50
+
+
+# -- the references' own defects (found by the fuzz of issue 20) -----------------------
+
+
+def test_reference_caps_an_invertible_columns_mass_by_delta():
+    # seed 3 #8 of the uldp_delta generator: the scaled LIP row at eps = 18.66 let the
+    # reference LP give x0's invertible output a mass 100 times what delta allows (0.3786,
+    # unverifiable). With the cap P(x) c <= delta written out the LP's channel verifies.
+    doc = {"inputs": ["x0", "x1", "x2"], "outputs": "inputs",
+           "privacy": [{"notion": "lip", "epsilon": 18.66, "prior": [0.187136, 0.282715, 0.530149], "delta": 0.00033},
+                       {"notion": "uldp", "epsilon": 0.216, "sensitive": ["x2"]}],
+           "objective": {"kind": "expected_loss", "loss": "hamming"}}
+    out = fr.labeled_reference(fr.read(doc), list(load_problem(doc).notions))
+    assert out.witness_value == pytest.approx(out.lp_value, rel=1e-7)
+    assert out.how == "brute-force roles"
+
+
+def test_custom_reference_witness_meets_the_constraints_in_floats():
+    # seed 20 #163: Clarabel met max_frequency to ~1e-9 only, and its channel came out 2e-9
+    # below mechopt's proven bound; the reference now tightens the constraints by 1e-8
+    from benchmarks.fuzz_kinds import custom_reference, custom_violation
+
+    doc = {"inputs": ["x0", "x1"], "outputs": "inputs",
+           "privacy": [{"notion": "block", "epsilon": 2.259, "blocks": [["x1"], ["x0"]]}],
+           "objective": {"kind": "weighted", "prior": [0.4677599730871587, 0.5322400269128412],
+                         "terms": [{"weight": 1.83, "kind": "expected_loss", "loss": [[0.0, 1.695], [0.387, 0.0]]},
+                                   {"weight": 0.98, "kind": "worst_case_loss", "loss": "hamming"}]},
+           "constraints": [{"kind": "min_truthful", "value": 0.202},
+                           {"kind": "max_loss", "value": 1.74, "loss": "hamming"},
+                           {"kind": "max_frequency", "value": {"x1": 0.27}}]}
+    status, value, Q = custom_reference(doc)
+    assert status == "optimal" and custom_violation(doc, Q) <= 0.0
+    res = mechopt.solve(doc, quiet=True)
+    assert res.bound <= value and value - res.objective < 1e-7
