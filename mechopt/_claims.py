@@ -517,6 +517,16 @@ def parse_claims(privacy: Any, inputs: Sequence[str]) -> list[Claim]:
         A malformed claim (the field is named).
     VerificationError
         No claim at all: there is nothing to trust.
+
+    Examples
+    --------
+    >>> parse_claims([{"notion": "ldp", "epsilon": 1}, {"notion": "uldp", "epsilon": 2, "sensitive": ["a"]}],
+    ...              ["a", "b"])
+    [Claim('ldp', epsilon=1.0), Claim('uldp', epsilon=2.0)]
+    >>> parse_claims([{"notion": "lip", "epsilon": 1, "prior": [0.2, 0.3, 0.5]}], ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    mechopt._errors.InputError: privacy[0].prior: must have one entry per input (2), got 3
     """
     if not isinstance(privacy, list):
         raise InputError("privacy", f"must be a list of notions, got {privacy!r}")

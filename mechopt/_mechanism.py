@@ -38,10 +38,6 @@ def mechanism_schema() -> dict:
     return schema
 
 
-def _reject_constant(name: str) -> float:
-    raise InputError("matrix", f"JSON constant {name} is not allowed (numbers must be finite)")
-
-
 def _json_path(err) -> str:
     parts = [str(p) for p in err.absolute_path]
     out = ""

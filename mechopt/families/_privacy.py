@@ -203,6 +203,14 @@ def family_claim(family, notion) -> tuple[bool, float, float, str]:
     Standard library only: ``notion`` is a bound notion (:mod:`mechopt.notions`) or a
     claim parsed by the client (:class:`mechopt._claims.Claim`), which carry the same
     attributes; ``mechopt verify`` and the client decide with this one function.
+
+    Examples
+    --------
+    >>> from mechopt._claims import parse_claim
+    >>> fam = SubsetMixture.from_spec({"kind": "subset_selection", "ratio": 1e300,
+    ...                               "mixture": [{"d": 1, "weight": 1.0}]}, 3)
+    >>> family_claim(fam, parse_claim({"notion": "ldp", "epsilon": 1.0}, ["a", "b", "c"], "privacy[0]"))
+    (False, 690.7755278982137, -1e+300, 'input 0: ratio 1e+300 > e^1.0')
     """
     k = family.k
     if notion.k is not None and notion.k != k:
