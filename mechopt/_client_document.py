@@ -1,9 +1,18 @@
-"""The mechanism file on the client: read it, check its structure and digest (``docs/formats.md``).
+"""The one load-and-verify path of a mechanism file (``docs/formats.md``, "Reading a mechanism file").
+
+:func:`check_text` is what every reader runs — ``mechopt verify``, ``privatize``,
+``estimate``, :mod:`mechopt.client`, the families, :meth:`mechopt.Mechanism.load`
+(through :func:`mechopt._mechanism.load_verified`): strict JSON
+(:mod:`mechopt._jsonsafe`), the structure (matrix or family file), the digest, the
+claims' parameters, then every claim exactly. So no reader can use a file another
+refuses, and :func:`verdict` gives the verdict ``mechopt verify`` gives (same class).
 
 Standard library only (plus ``rfc8785`` for version 2 digests), like the rest of
-:mod:`mechopt.client`, which re-exports :func:`check_document` and :func:`load_document`;
-the sampler lives there. These checks are the client's standard-library copy of the
-rules in :mod:`mechopt._validation` (a test checks that the two agree).
+:mod:`mechopt.client`, which re-exports :func:`check_document`, :func:`load_document`,
+:func:`check_text` and :func:`verdict`; the sampler lives there. These checks are the
+client's standard-library copy of the rules of :mod:`mechopt._validation`, the notions
+and the JSON Schema (``tests/test_claims.py``, ``tests/test_trust_load.py`` and the
+differential harness ``tests/_differential.py`` check that they agree).
 """
 
 from __future__ import annotations

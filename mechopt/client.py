@@ -25,10 +25,13 @@ A mechanism marked ``"memoize": true`` is sampled once per true value: the clien
 that permanent response (as RAPPOR's permanent randomized response) in ``store`` and
 repeats it, so reporting an unchanged value again reveals nothing new.
 
-The client trusts nothing: it checks the structure and the sha256 digest (a file changed
-after export is refused) and, by default, re-verifies the matrix against the file's own
-privacy claims exactly (:mod:`mechopt._claims`, standard library only), so a re-hashed
-file whose matrix breaks its claims is refused too.
+The client trusts nothing: it reads the file strictly (duplicate keys, nesting deeper
+than 64, numbers beyond float range are refused), checks the structure and the sha256
+digest (a file changed after export is refused), checks every claim's parameters as
+``mechopt verify`` does and, by default, re-verifies the matrix (or the family) against
+the file's own privacy claims exactly (:mod:`mechopt._claims`, standard library only), so
+a re-hashed file whose matrix breaks its claims is refused too. :func:`verdict` is that
+decision on a file's text, the same class as ``mechopt verify``'s exit code.
 """
 
 from __future__ import annotations
