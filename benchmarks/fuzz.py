@@ -846,6 +846,16 @@ def summarize(records: list[dict], *, examples: int = 3) -> dict:
             by_gen[gen]["failures"] += 1
         if r.get("route"):
             by_gen[gen]["route " + str(r["route"])] += 1
+        if isinstance(r.get("geo_routes"), dict):
+            for name in ("ipm", "relax"):
+                g = r["geo_routes"].get(name)
+                if g:
+                    by_gen[gen][f"direct {name} {g['status']}"] += 1
+                    by_gen[gen][f"direct {name} channel " + ("verified" if "channel_value" in g else "not")] += 1
+        if r.get("rays_objective") is not None:
+            by_gen[gen]["compared with rays"] += 1
+        if "closed_form_best" in r:
+            by_gen[gen]["exported " + str(r.get("exported"))] += 1
         if "file" in r:
             c["files"] += 1
         c[out] += 1
