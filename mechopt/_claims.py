@@ -223,7 +223,7 @@ class Claim:
     """
 
     __slots__ = ("name", "epsilon", "delta", "matrix", "distance", "edges", "blocks", "sensitive",
-                 "prior", "priors", "lower", "upper", "k")
+                 "prior", "priors", "lower", "upper", "k", "external")
 
     def __init__(self, name: str, **values: Any) -> None:
         self.name = name
@@ -366,7 +366,7 @@ def _sized(n: int, k: int, field: str) -> None:
         raise InputError(field, f"must have one entry per input ({k}), got {n}")
 
 
-def parse_claim(spec: Any, inputs: Sequence[str], where: str) -> Claim:
+def parse_claim(spec: Any, inputs: Sequence[str], where: str, external: frozenset = frozenset()) -> Claim:
     """Validate one privacy claim of a mechanism file and return it over input indices.
 
     The rules are those of ``mechopt verify`` (the notions of :mod:`mechopt.notions` and
@@ -391,6 +391,10 @@ def parse_claim(spec: Any, inputs: Sequence[str], where: str) -> Claim:
     if not isinstance(spec, dict):
         raise InputError(where, f"each privacy entry must be an object with a 'notion' key, got {spec!r}")
     name = spec.get("notion")
+    if isinstance(name, str) and name in external and name not in NOTION_FIELDS:
+        # a notion registered at run time (mechopt.notions.register_notion): its parameters
+        # and its exact check are its own, in the process that registered it
+        return Claim(name, external=True)
     entry = NOTION_FIELDS.get(name) if isinstance(name, str) else None
     if entry is None:
         raise InputError(f"{where}.notion", f"unknown notion {name!r}; expected one of {sorted(NOTION_FIELDS)}")
@@ -508,8 +512,12 @@ def parse_claim(spec: Any, inputs: Sequence[str], where: str) -> Claim:
     return Claim(name, epsilon=eps, lower=list(spec["lower"]), upper=list(spec["upper"]), k=k)
 
 
-def parse_claims(privacy: Any, inputs: Sequence[str]) -> list[Claim]:
+def parse_claims(privacy: Any, inputs: Sequence[str], external: frozenset = frozenset()) -> list[Claim]:
     """Validate the ``privacy`` list of a mechanism file (see :func:`parse_claim`); at least one claim.
+
+    ``external`` names notions registered at run time (numpy side only): they are passed
+    through (``Claim.external``) for their own checker; the standard-library client,
+    which cannot know them, refuses them as unknown notions.
 
     Raises
     ------
@@ -530,7 +538,7 @@ def parse_claims(privacy: Any, inputs: Sequence[str]) -> list[Claim]:
     """
     if not isinstance(privacy, list):
         raise InputError("privacy", f"must be a list of notions, got {privacy!r}")
-    claims = [parse_claim(spec, inputs, f"privacy[{i}]") for i, spec in enumerate(privacy)]
+    claims = [parse_claim(spec, inputs, f"privacy[{i}]", external) for i, spec in enumerate(privacy)]
     if not claims:
         raise VerificationError("privacy: the file claims no privacy notion; nothing to verify")
     return claims
@@ -618,6 +626,8 @@ def check_claims(doc: dict, claims: Sequence[Claim] | None = None) -> list[Claim
         raise VerificationError("matrix: has negative entries")
     cols = [list(c) for c in zip(*rows)]
     for i, claim in enumerate(claims):
+        if claim.external:
+            continue  # a run-time notion: decided by its own checker (mechopt._verify)
         try:
             _check_one(claim, rows, cols, inputs)
         except _Fail as err:

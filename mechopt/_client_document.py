@@ -261,22 +261,28 @@ def _check(doc: Any) -> Checked:
     return Checked(doc, None, None)
 
 
-def parse_document_claims(checked: Checked) -> list[Claim]:
-    """The claims' parameters, validated (:func:`mechopt._claims.parse_claims`); kept on ``checked``."""
+def parse_document_claims(checked: Checked, external: frozenset = frozenset()) -> list[Claim]:
+    """The claims' parameters, validated (:func:`mechopt._claims.parse_claims`); kept on ``checked``.
+
+    ``external``: notions registered at run time, passed through to their own checker
+    (the numpy side, :func:`mechopt._mechanism.load_verified`); the client passes none.
+    """
     if checked.claims is None:
-        checked.claims = parse_claims(checked.doc["privacy"], checked.doc["inputs"])
+        checked.claims = parse_claims(checked.doc["privacy"], checked.doc["inputs"], external)
     return checked.claims
 
 
-def _verify_claims(checked: Checked) -> None:
+def _verify_claims(checked: Checked, external: frozenset = frozenset()) -> None:
     """Exactly verify the claims: :func:`mechopt._claims.check_claims` or the family closed forms."""
-    parse_document_claims(checked)
+    parse_document_claims(checked, external)
     if checked.family is None:
         check_claims(checked.doc, checked.claims)
         return
     from mechopt.families._privacy import family_claim
 
     for i, claim in enumerate(checked.claims):
+        if claim.external:
+            continue  # a run-time notion: its own checker decides (or refuses a family)
         ok, _, _, detail = family_claim(checked.family, claim)
         if not ok:
             raise VerificationError(f"privacy[{i}] ({claim.name}): {detail or 'the family fails the claim'}")

@@ -185,7 +185,7 @@ class Mechanism:
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
         if check_hash and not _checked:
-            parse_document_claims(_check(doc))
+            parse_document_claims(_check(doc), _external_notions())
         if "family" in doc:  # a structured mechanism (version 2, mechopt.families)
             from .families import FamilyMechanism
 
@@ -249,6 +249,13 @@ class Mechanism:
         return load_verified(path, verify=verify)[1]
 
 
+def _external_notions() -> frozenset:
+    """Notions registered at run time: the client has no rules for them, their own checker decides."""
+    from .notions import REGISTRY
+
+    return frozenset(name for name, entry in REGISTRY.items() if not entry.builtin)
+
+
 def load_verified(path: str | Path, *, verify: bool = True, _collect: list | None = None) -> tuple[Checked, Any]:
     """Read a mechanism file the one way every consumer reads it, and verify its claims exactly.
 
@@ -295,17 +302,18 @@ def load_verified(path: str | Path, *, verify: bool = True, _collect: list | Non
     """
     source = str(path)
     checked = check_text(read_mechanism_text(path), source, verify=False)
+    external = _external_notions()
     try:
         try:
             if verify or _collect is not None:
-                _verify_claims(checked)  # the claims' parameters, then the client's exact verdict
+                _verify_claims(checked, external)  # the claims' parameters, then the client's exact verdict
             else:
-                parse_document_claims(checked)
+                parse_document_claims(checked, external)
         except VerificationError as err:
             if _collect is None:
                 raise
             _collect.append(str(err))  # mechopt verify: reported with the certificate
-            parse_document_claims(checked)
+            parse_document_claims(checked, external)
         mech = Mechanism.from_dict(checked.doc, _checked=True)
     except InputError as err:
         raise InputError(f"{source}: {err.field}", err.rule) from None

@@ -156,8 +156,9 @@ class FamilyMechanism:
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
         if check_hash and not _checked:
             from .._client_document import _check, parse_document_claims
+            from .._mechanism import _external_notions
 
-            parse_document_claims(_check(doc))
+            parse_document_claims(_check(doc), _external_notions())
         errors = sorted(jsonschema.Draft202012Validator(family_schema()).iter_errors(doc),
                         key=lambda e: list(e.absolute_path))
         if errors:
