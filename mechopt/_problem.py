@@ -245,6 +245,19 @@ def _check_sizes(doc: dict, k: int, outputs) -> None:
                          f"inputs are supported, got {k}")
     priv = doc.get("privacy")
     for i, p in enumerate(priv if isinstance(priv, list) else [priv]):
+        # a per-input list of another length is refused before the notion builds anything from it
+        # (a 10^5-row 'matrix' under k = 3 allocated 75 GB; a long 'lower' enumerates box vertices)
+        per_input = {"eldp": ("matrix",), "metric": ("distance",), "lip": ("prior",), "bp_lip": ("lower", "upper")}
+        name = p.get("notion") if isinstance(p, dict) else None
+        for key in per_input.get(name, ()) if isinstance(name, str) else ():
+            v = p.get(key)
+            if not isinstance(v, (list, tuple)):
+                continue
+            if key in ("matrix", "distance"):  # fewer rows: the matrix reader names the short row
+                if len(v) > k:
+                    raise InputError(f"privacy[{i}].{key}", f"must be {k}x{k} (one row per input), got {len(v)} rows")
+            elif len(v) != k:
+                raise InputError(f"privacy[{i}].{key}", f"must have one entry per input ({k}), got {len(v)}")
         if isinstance(p, dict) and ("matrix" in p or "distance" in p) and k > MAX_MATRIX_INPUTS:
             key = "matrix" if "matrix" in p else "distance"
             raise InputError(f"privacy[{i}].{key}", f"a k x k budget matrix is supported up to {MAX_MATRIX_INPUTS} "

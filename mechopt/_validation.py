@@ -236,8 +236,10 @@ def check_labels(value: Any, field: str) -> tuple[str, ...]:
             raise InputError(f"{field}[{i}]", f"must be a string label, got {v!r}")
         out.append(str(v))
     if len(set(out)) != len(out):
-        dup = sorted({v for v in out if out.count(v) > 1})
-        raise InputError(field, f"labels must be unique; repeated {dup!r}")
+        seen: set[str] = set()
+        dup = sorted({v for v in out if v in seen or seen.add(v)})  # linear: 10^5 equal labels took minutes
+        shown = dup[:10] + (["…"] if len(dup) > 10 else [])
+        raise InputError(field, f"labels must be unique; repeated {shown!r}")
     return tuple(out)
 
 

@@ -93,6 +93,8 @@ class Places:
             raise InputError(field, "latitude must be in [-90, 90] and longitude in [-180, 180] (degrees)")
         if labels is None:
             labels = tuple(f"p{i}" for i in range(len(P)))
+        if isinstance(labels, (str, bytes, dict)) or not isinstance(labels, (list, tuple)):
+            raise InputError("places.labels", f"must be a list of labels, one per place, got {labels!r}")
         labels = tuple(str(v) for v in labels)
         if len(labels) != len(P):
             raise InputError("places.labels", f"must have one label per place ({len(P)}), got {len(labels)}")

@@ -269,6 +269,9 @@ class BPLIP(Notion):
         else:
             if self.lower is None or self.upper is None:
                 raise InputError("priors", "BP-LIP needs 'priors' or both 'lower' and 'upper'")
+            for name, bound in (("lower", self.lower), ("upper", self.upper)):
+                if isinstance(bound, (str, bytes, dict)) or not isinstance(bound, (list, tuple, np.ndarray)):
+                    raise InputError(name, f"must be a list of numbers, one per input, got {bound!r}")
             lo = np.array([check_number_or_inf(v, f"lower[{i}]") for i, v in enumerate(self.lower)])
             hi = np.array([check_number_or_inf(v, f"upper[{i}]") for i, v in enumerate(self.upper)])
             if len(lo) != len(hi):
