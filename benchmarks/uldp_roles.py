@@ -333,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     multi = sum(r["multi_invertible"] for r in rows)
     worst = max((r["gap_to_brute"] for r in rows if r["gap_to_brute"] is not None), default=0.0)
     not_opt = sum(r["status"] != "optimal" for r in rows)
+    unverified = sum(not r["verified"] for r in rows)
     ts = np.array([r["solve_s"] for r in rows])
     print(f"{n} problems (seed {args.seed}{', pattern' if args.pattern else ''}): {fo} false optima, {fb} false bounds, "
-          f"{not_opt} not optimal, {multi} whose best roles reuse an input; largest objective - brute force "
+          f"{not_opt} not optimal, {unverified} not verified, {multi} whose best roles reuse an input; largest objective - brute force "
           f"{worst:.3g}; mechopt solve time median {np.median(ts) * 1e3:.1f} ms, max {ts.max() * 1e3:.1f} ms, "
           f"total {ts.sum():.2f} s; run {time.perf_counter() - t0:.1f} s")
     return 1 if fo or fb else 0
