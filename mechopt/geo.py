@@ -121,8 +121,12 @@ class Places:
         else:
             if self.kind == "latlon":
                 raise InputError("distance", f"{kind!r} needs planar places (xy or grid); use haversine for latlon")
-            diff = self.coords[:, None, :] - self.coords[None, :, :]
-            D = np.abs(diff).sum(axis=-1) if kind == "manhattan" else np.sqrt((diff**2).sum(axis=-1))
+            with np.errstate(over="ignore"):
+                diff = self.coords[:, None, :] - self.coords[None, :, :]
+                D = np.abs(diff).sum(axis=-1) if kind == "manhattan" else np.hypot(diff[..., 0], diff[..., 1])
+            if not np.all(np.isfinite(D)):  # refused rather than read as "infinitely far: no constraint"
+                raise InputError("places", "two places are so far apart that their distance overflows a float "
+                                           "(about 1.8e308); rescale the coordinates")
         np.fill_diagonal(D, 0.0)
         return D
 
@@ -149,9 +153,12 @@ class Places:
         if kind == "hamming":
             return 1.0 - np.eye(self.k)
         if kind in ("squared", "squared_euclidean"):
-            if self.kind == "latlon":
-                return self.distances("haversine") ** 2
-            return self.distances("euclidean") ** 2
+            with np.errstate(over="ignore"):
+                L = self.distances("haversine" if self.kind == "latlon" else "euclidean") ** 2
+            if not np.all(np.isfinite(L)):
+                raise InputError("objective.loss", "the squared distance between two places overflows a float "
+                                                   "(about 1.8e308); rescale the coordinates")
+            return L
         return self.distances(kind)
 
 

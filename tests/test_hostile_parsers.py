@@ -437,3 +437,89 @@ def test_many_repeated_labels_are_named_in_linear_time():
         load_problem(doc)
     with pytest.raises(InputError, match=re.escape("'16', '17', '…']")):  # the first ten, sorted as strings
         load_problem(base([{"notion": "ldp", "epsilon": 1}], outputs=[str(i % 20) for i in range(100)]))
+
+
+# -- a seeded mutation run: whatever a problem holds, the answer is a problem or one InputError ----------
+
+SEED_PROBLEMS = [
+    "inputs: [a, b, c]\noutputs: inputs\nprivacy:\n  - {notion: ldp, epsilon: 1.0}\n"
+    "  - {notion: lip, epsilon: 0.5, prior: [0.2, 0.3, 0.5], delta: 0.01}\n"
+    "objective: {kind: expected_loss, loss: hamming}\n",
+    "k: 3\noutputs: free\nprivacy: [{notion: eldp, matrix: [[0, 1, .inf], [1, 0, 2], [3, 1, 0]]}]\n"
+    "objective: {kind: mmse, values: [0, 1, 2]}\n",
+    "k: 3\noutputs: inputs\nprivacy: [{notion: metric, epsilon: 1, edges: [['0', '1', 1.0], ['1', '2', 2]]}]\n"
+    "objective: {kind: weighted, terms: [{weight: 1, kind: expected_loss}, {weight: 0.5, kind: worst_case_loss}]}\n",
+    "k: 3\noutputs: free\nprivacy: [{notion: bp_lip, epsilon: 1, lower: [0.1, 0.1, 0.1], upper: [0.8, 0.8, 0.8]}]\n"
+    "objective: {kind: estimation_variance, p0: [0.3, 0.3, 0.4]}\n",
+    "k: 3\nprivacy: [{notion: uldp, epsilon: 1, sensitive: ['0']}, {notion: block, epsilon: 2, blocks: [['0', '1'], ['2']]}]\n"
+    "objective: {kind: expected_loss, loss: [[0, 1, 2], [1, 0, 1], [2, 1, 0]]}\nconstraints: [{kind: max_loss, value: 0.9}]\n",
+    "places: {xy: [[0, 0], [1, 2], [3, 1]], labels: [a, b, c]}\nprivacy: [{notion: metric, epsilon: 1}]\n"
+    "objective: {kind: expected_loss, loss: squared}\n",
+]
+_DEEP: object = "x"
+for _ in range(100):
+    _DEEP = [_DEEP]
+HOSTILE_VALUES = [HUGE, -HUGE, 10**300, 1e308, -1.0, 0, math.nan, math.inf, -math.inf, "inf", "x", "", None, True, [], {},
+                  [[]], [1, 1, 1], [[1, 2], [3]], _DEEP, {"a": 1}, 2**63, 1e-320, "1e400", ["0"] * 3, [0.1] * 100_001,
+                  100_001]
+HOSTILE_TEXT = ["1" + "0" * 400, "1e400", "NaN", "Infinity", ".nan", "&a ", "*a", "<<", "!!set ", "!!timestamp ",
+                "[" * 80, "]", "{", "}", "\n  epsilon: 2", ", epsilon: 3", "\x00", "\ufeff", "0x" + "f" * 300, "---"]
+
+
+def _paths(node, path=()):
+    yield path
+    if len(path) < 6 and not (isinstance(node, list) and len(node) > 1000):
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in children:
+            yield from _paths(value, path + (key,))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mutated_problems_are_read_or_refused_on_one_line(seed):
+    import copy
+    import random
+
+    rng = random.Random(seed)
+    outcomes = {"read": 0, "refused": 0}
+    for _ in range(150):
+        text = rng.choice(SEED_PROBLEMS)
+        doc = None
+        if rng.random() < 0.5:  # mutate the text
+            for _ in range(rng.randint(1, 3)):
+                pos = rng.randrange(len(text) + 1)
+                text = text[:pos] + rng.choice(HOSTILE_TEXT) + text[pos + rng.randint(0, 3):]
+        else:  # mutate the parsed fields
+            doc = copy.deepcopy(parse_document(text, "seed.yaml"))
+            for _ in range(rng.randint(1, 2)):
+                path = rng.choice([p for p in _paths(doc) if p])
+                parent = doc
+                for key in path[:-1]:
+                    parent = parent[key]
+                parent[path[-1]] = rng.choice(HOSTILE_VALUES)
+        try:
+            load_problem(problem_from_dict_text(text) if doc is None else doc)
+            outcomes["read"] += 1
+        except InputError as err:
+            assert "\n" not in str(err)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 100  # the mutations do reach the checks
+
+
+def problem_from_dict_text(text: str):
+    """Parse text as a problem file would be parsed (YAML, or strict JSON for a JSON-looking text)."""
+    json_only = text.lstrip().startswith("{")
+    return parse_document(text, "p.json" if json_only else "p.yaml", json_only=json_only)
+
+
+@pytest.mark.parametrize("xy, loss, expect", [
+    ([[-1e308, 0], [1e308, 0]], "hamming", "places: two places are so far apart that their distance overflows"),
+    ([[0, 0], [1e200, 1e200]], "squared", "objective.loss: the squared distance between two places overflows"),
+])
+def test_places_whose_distances_overflow_are_refused_not_infinitely_far(xy, loss, expect):
+    """An overflowing distance read as inf would drop the metric constraint (or make the loss infinite)."""
+    doc = {"places": {"xy": xy}, "privacy": [{"notion": "metric", "epsilon": 1, "distance": "euclidean"}],
+           "objective": {"kind": "expected_loss", "loss": loss}}
+    with pytest.raises(InputError, match=re.escape(expect)):
+        load_problem(doc)
+    doc["places"]["xy"] = [[0, 0], [3, 4]]  # the same problem at a sane scale: distance 5 (a 3-4-5 triangle)
+    assert load_problem(doc).notions[0].distances(2)[0, 1] == 5.0
