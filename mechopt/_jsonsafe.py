@@ -9,9 +9,9 @@ Standard library only (the device client, :mod:`mechopt.client`, imports it). Wh
   *before* the recursive parser runs (no ``RecursionError``);
 * ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON, though Python writes them);
 * numbers beyond the range of a float: an integer larger in magnitude than the
-  largest float (``1e400`` written as digits) and a decimal such as ``1e400`` that Python would
-  read as ``inf``. Integers keep their exact value (``10**300`` stays an ``int``);
-  callers that need a float get a finite one.
+  largest float (``1e400`` written as digits) and a decimal such as ``1e400`` that
+  Python would read as ``inf``. Integers keep their exact value (``10**300`` stays an
+  ``int``); callers that need a float get a finite one.
 
 Errors are :class:`mechopt._errors.InputError` whose field is ``"<source>: <path>"``
 (``"mech.json: privacy[0]"``) and whose rule says what must hold.

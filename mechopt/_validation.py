@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._errors import InputError, InputTypeError
-from ._jsonsafe import BEYOND_FLOAT, FLOAT_MAX_INT, check_number_range
+from ._jsonsafe import BEYOND_FLOAT, FLOAT_MAX_INT, MAX_DEPTH, check_number_range  # MAX_DEPTH: the file parsers' too
 
 INF = math.inf
 #: a prior (or any probability vector) must sum to 1 within this
@@ -42,8 +42,6 @@ def _is_inf_word(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}
 
 
-#: the deepest nesting of lists and mappings a problem accepts (the file parsers refuse the same)
-MAX_DEPTH = 64
 
 
 def _to_float(value: Any, field: str) -> float:
