@@ -7,5 +7,5 @@ const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
 const onlyK = args.includes("--k") ? Number(args[args.indexOf("--k") + 1]) : null;
 for (const [kind, k] of PLAN) {
   if ((only && kind !== only) || (onlyK && k !== onlyK)) continue;
-  console.log(JSON.stringify({ runtime: `node ${process.version}`, ...(await measure(kind, k)) }));
+  console.log(JSON.stringify({ runtime: `node ${process.version}`, ...(await measure(kind, k, k >= 1000 ? 1 : 3)) }));
 }

@@ -55,7 +55,12 @@ export function canonicalize(value) {
       if (LONE_SURROGATE.test(value)) throw inputError("", `string ${show(value)} has a lone surrogate (not I-JSON)`);
       return JSON.stringify(value);
     case "object": {
-      if (Array.isArray(value)) return `[${value.map(canonicalize).join(",")}]`;
+      if (Array.isArray(value)) {
+        // a row of finite numbers: JSON.stringify writes each with Number.prototype.toString
+        // (-0 as "0"), exactly RFC 8785's form, natively
+        if (value.every((v) => typeof v === "number" && Number.isFinite(v))) return JSON.stringify(value);
+        return `[${value.map(canonicalize).join(",")}]`;
+      }
       const keys = Object.keys(value).sort();
       return `{${keys.map((k) => `${canonicalize(k)}:${canonicalize(value[k])}`).join(",")}}`;
     }
