@@ -255,3 +255,13 @@ def test_custom_reference_witness_meets_the_constraints_in_floats():
     assert status == "optimal" and custom_violation(doc, Q) <= 0.0
     res = mechopt.solve(doc, quiet=True)
     assert res.bound <= value and value - res.objective < 1e-7
+
+
+def test_mutual_information_near_zero_is_judged_with_an_absolute_floor():
+    # seed 20 #1510: a channel with MI ~1e-17 nats, which the reference's float evaluation put
+    # at -4.4e-17 (MI >= 0): not an objective mismatch
+    doc = {"inputs": ["x0", "x1"], "privacy": [{"notion": "lip", "epsilon": 8.61e-05, "prior": [0.75, 0.25]}],
+           "outputs": "free", "objective": {"kind": "mutual_information", "prior": [1e-09, 0.999999999]}}
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = check_problem(doc, tmpdir=tmp)
+    assert rec["outcome"] == "solved" and not any(f in rec for f in FAILURES), rec
