@@ -334,7 +334,16 @@ export async function loadMechanism(source, { verifyClaims = true } = {}) {
     if (!response.ok) throw inputError(String(source), `cannot fetch the mechanism file: HTTP ${response.status}`);
     doc = await response.text();
   }
-  if (typeof doc === "string") doc = parseStrict(doc); // duplicate keys, depth, range: refused
+  if (typeof doc === "string") {
+    doc = parseStrict(doc); // duplicate keys, depth, range: refused
+  } else if (doc !== null && typeof doc === "object") {
+    // a private copy: what is verified is what is sampled, whatever the caller does meanwhile
+    try {
+      doc = structuredClone(doc);
+    } catch (err) {
+      throw inputError("document", `must be plain JSON data: ${err.message}`);
+    }
+  }
   if (doc !== null && typeof doc === "object" && !Array.isArray(doc) && "family" in doc) {
     // a family file: family.js checks it and builds its mechanism (inputs, sampler(), ...)
     const family = await familyModule();
@@ -469,9 +478,11 @@ export class Mechanism {
     this.sha256 = doc.sha256;
     this.memoize = doc.memoize === true;
     this.#weights = new Array(doc.matrix.length);
+    this.#rows = doc.matrix.map((row) => Float64Array.from(row)); // the verified values, kept
   }
 
   #weights;
+  #rows;
 
   /** The integer weights of every row (computed on first use; a row's alone by rowWeightsOf). */
   get weights() {
@@ -481,7 +492,7 @@ export class Mechanism {
 
   /** The integer weights of row x (docs/formats.md, step 1 of the exact sampler), computed once. */
   rowWeightsOf(x) {
-    this.#weights[x] ??= rowWeights(this.matrix[x]);
+    this.#weights[x] ??= rowWeights(Array.from(this.#rows[x]));
     return this.#weights[x];
   }
 

@@ -152,3 +152,15 @@ test("a metric edge's endpoint 1.0 is no input index (Python reads a float), 1 i
   const text = JSON.stringify(doc).replace('"edges":[[0,1,1]]', '"edges":[[0.0,1,1]]');
   await assert.rejects(loadMechanism(text), (e) => e.kind === "input" && e.field === "privacy[0].edges[0][0]");
 });
+
+test("what is verified is what is sampled: the caller's object is copied, the matrix kept", async () => {
+  const doc = await signed(["a", "b"], ["a", "b"], [[0.6, 0.4], [0.4, 0.6]], [{ notion: "ldp", epsilon: 1 }]);
+  const pending = loadMechanism(doc);
+  doc.matrix[0] = [1, 0]; // while the digest is computed
+  const mech = await pending;
+  assert.deepEqual(mech.probabilities("a").map(([n, d]) => Number(n) / Number(d)), [0.6, 0.4]);
+  mech.matrix[1][0] = 1; // after loading
+  mech.matrix[1][1] = 0;
+  assert.deepEqual(mech.probabilities("b").map(([n, d]) => Number(n) / Number(d)), [0.4, 0.6]);
+  await assert.rejects(loadMechanism({ ...doc, extra: () => 1 }), (e) => e.kind === "input" && e.field === "document");
+});
