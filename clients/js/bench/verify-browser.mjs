@@ -32,7 +32,7 @@ const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true
 try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => console.error(String(e)));
-  await page.goto(`http://127.0.0.1:${server.address().port}/js/bench/verify.html?${query}`);
+  await page.goto(`http://127.0.0.1:${server.address().port}/js/bench/verify.html?${query}`, { waitUntil: "commit" });
   await page.waitForFunction(() => ["done", "error"].includes(document.getElementById("status").textContent), null, { timeout: 1_200_000 });
   if ((await page.textContent("#status")) === "error") throw new Error(await page.evaluate(() => window.__benchError));
   for (const row of await page.evaluate(() => window.__bench)) console.log(JSON.stringify({ ...row, chromium: browser.version() }));
