@@ -432,10 +432,26 @@ def base_documents(*, solve: bool = True) -> list[tuple[str, dict]]:
     add(("v1_ldp", _doc(inp3, inp3, rr3, [{"notion": "ldp", "epsilon": ln2}], version=1)))
     # labels a JavaScript object or a naive parser treats specially
     odd = ["__proto__", "constructor", "toString", "\u00e9\U0001f600"]
-    add(("odd_labels", _doc(odd, ["hasOwnProperty", "valueOf", "", "__proto__"], rr4,
+    add(("odd_labels", _doc(odd, ["hasOwnProperty\u001f\u007f", "valueOf\u2028\t", "", 'a"b\\c</script>'], rr4,
                             [{"notion": "high_low", "epsilon": ln2, "sensitive": ["__proto__", "toString"]}])))
     add(("free_outputs_k2", _doc(["no", "yes"], ["n", "y", "z"], [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25]],
                                  [{"notion": "ldp", "epsilon": ln2}])))
+    # more than 4096 numbers in the matrix and in E: mechopt writes their canonical text
+    # with its own ECMAScript number formatter (mechopt._canonical), the rest with rfc8785;
+    # numbers whose ECMAScript form differs from Python's repr (1e-06 -> 0.000001, 1e-07 ->
+    # 1e-7, 1e+21, 1.2345678901234568e+20 -> 123456789012345680000); identical rows meet
+    # every claim, whatever its budget
+    big = [str(i) for i in range(65)]
+    row = [0.015625] * 63 + [0.015623, 0.0000019, 1e-7]
+    odd_numbers = [1e21, 1e-7, 1e300, 123456789012345680000.0, 0.1, 1e-6, 1e-5, 2.5e-8, "inf", 1.5e-300]
+    # (mostly infinite: the standard-library client checks each finite pair in Python)
+    E = [[0 if a == b else odd_numbers[(a + b) % len(odd_numbers)] if (a * 7 + b) % 61 == 0 else "inf"
+          for b in range(65)] for a in range(65)]
+    add(("big_jcs_numbers", _doc(big, [f"y{j}" for j in range(66)], [list(row) for _ in big], [
+        {"notion": "eldp", "matrix": E}, {"notion": "ldp", "epsilon": 1e21},
+        {"notion": "wc_lip", "epsilon": 123456789012345680000.0},
+        {"notion": "high_low", "epsilon": 1e-7, "sensitive": big[:3]},
+        {"notion": "lip", "epsilon": 0.000001, "delta": 1e-7, "prior": [0.015625] * 64 + [0.0]}])))
     # families: the ratio is the largest double whose decimal is <= e^epsilon
     r1 = ratio_below_exp(1.0)
     add(("family_subset_d1", _family_doc(["0", "1", "2", "3"], {"kind": "subset_selection", "ratio": r1,
@@ -993,6 +1009,33 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     return cases
 
 
+def big_mutations(name: str, base: dict) -> list[Case]:
+    """A few mutations of a file with more than 4096 numbers (its digest takes mechopt's own number writer)."""
+    inputs, outputs = list(base["inputs"]), list(base["outputs"])
+    out: list[Case] = []
+
+    def add(tag: str, text: str, expect: str | None, portable: bool = True) -> None:
+        out.append(Case(f"{name}/{tag}", text, expect, inputs, outputs, portable))
+
+    add("base", json.dumps(base), "accept")
+    add("base-indented", json.dumps(base, indent=1), "accept")
+    spelled = json.dumps(base).replace("1e-07", "0.0000001").replace("1e-06", "1E-6")
+    add("numbers-spelled-otherwise", spelled, "accept")
+    mat = [list(r) for r in base["matrix"]]
+    mat[3][-1], mat[3][-2] = mat[3][-2], mat[3][-1]
+    moved = {**base, "matrix": mat}
+    add("entries-swapped", json.dumps(moved), "refuse:verification")
+    add("entries-swapped-rehashed", json.dumps(rehash(moved)), None)
+    privacy = [dict(p) for p in base["privacy"]]
+    E = [list(r) for r in privacy[0]["matrix"]]
+    E[0][61] = 1e-7 if E[0][61] != 1e-7 else 1e-6
+    privacy[0]["matrix"] = E
+    add("E-entry-changed", json.dumps({**base, "privacy": privacy}), "refuse:verification")
+    add("E-entry-changed-rehashed", json.dumps(rehash({**base, "privacy": privacy})), "accept")
+    add("version-1-rehashed", json.dumps(rehash({**base, "version": 1})), "accept", portable=False)
+    return out
+
+
 def boundary_mutations(name: str, base: dict) -> list[Case]:
     """The matrix of ``base`` claiming each notion exactly at its budget, and just below it (re-hashed).
 
@@ -1197,6 +1240,8 @@ def cases(seed: int = 20, *, solve: bool = True, target: int | None = None) -> l
     for name, doc in base_documents(solve=solve):
         if "family" in doc:
             out += family_mutations(name, doc, rng)
+        elif len(doc["inputs"]) * len(doc["outputs"]) > 4096:
+            out += big_mutations(name, doc)
         else:
             out += matrix_mutations(name, doc, rng) + boundary_mutations(name, doc)
     if target is None or target >= len(out):

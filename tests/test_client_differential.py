@@ -9,7 +9,7 @@ fields; unknown notions; versions; family parameters: ``d``, ``ratio`` 1e300, we
 are given to
 
 * ``mechopt verify`` (the CLI's ``main`` in process, and the installed command as a real
-  subprocess on a sample of 20 files),
+  subprocess on a sample of 16 files),
 * the standard-library Python client (``mechopt.client.load_document`` + ``Sampler``, or
   for a family file ``mechopt.families.load_family_document`` + ``FamilySampler``),
 * ``mechopt privatize`` and ``mechopt estimate`` (in process),
@@ -42,7 +42,7 @@ import _differential as D
 pytestmark = pytest.mark.skipif(D.NODE is None, reason="node is not installed: the JavaScript client cannot run")
 
 TARGET = 850  # the stratified selection then holds ~1 040 files (>= 1 000 required by issue 20)
-SUBPROCESS_SAMPLE = 20
+SUBPROCESS_SAMPLE = 16
 
 
 @pytest.fixture(scope="module")
