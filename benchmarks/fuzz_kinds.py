@@ -485,7 +485,9 @@ def custom_terms(doc: dict):
     labels = doc["inputs"]
     k = len(labels)
     obj = doc["objective"]
-    prior = np.array(obj.get("prior", [1.0 / k] * k), dtype=float)
+    # no prior given: the first LIP notion's, else uniform (docs/formats.md; as fuzz_reference.read)
+    lips = [p["prior"] for p in doc["privacy"] if p["notion"] == "lip"]
+    prior = np.array(obj.get("prior", lips[0] if lips else [1.0 / k] * k), dtype=float)
     terms = obj["terms"] if obj["kind"] == "weighted" else [dict(obj, weight=1.0)]
     out = [(float(t["weight"]), "worst" if t["kind"] == "worst_case_loss" else "expected", _loss_matrix(t, labels))
            for t in terms]
