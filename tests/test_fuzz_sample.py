@@ -265,3 +265,17 @@ def test_mutual_information_near_zero_is_judged_with_an_absolute_floor():
     with tempfile.TemporaryDirectory() as tmp:
         rec = check_problem(doc, tmpdir=tmp)
     assert rec["outcome"] == "solved" and not any(f in rec for f in FAILURES), rec
+
+
+def test_custom_reference_reads_the_lip_prior_when_the_objective_has_none():
+    # seed 20 #3302: worst_case_loss has no prior, so max_frequency uses the LIP prior
+    # (docs/formats.md); the reference read it as uniform and "beat" mechopt's optimum
+    from benchmarks.fuzz_kinds import custom_reference
+
+    doc = {"inputs": ["x0", "x1", "x2", "x3"], "outputs": "inputs",
+           "privacy": [{"notion": "lip", "epsilon": 2.561, "prior": [0.264392, 0.096216, 0.633929, 0.005463]}],
+           "objective": {"kind": "worst_case_loss", "loss": "hamming"},
+           "constraints": [{"kind": "min_truthful", "value": 0.069}, {"kind": "max_frequency", "value": {"x2": 0.54}}]}
+    status, value, _ = custom_reference(doc)
+    res = mechopt.solve(doc, quiet=True)
+    assert status == "optimal" and res.bound <= value and value - res.objective < 1e-7
