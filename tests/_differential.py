@@ -24,7 +24,7 @@ at the boundary of their claim) and the seeded mutations of :func:`cases`. Each 
 is a raw JSON *text*, so the JSON layer (duplicate keys, ``NaN``, 400-digit integers,
 deep nesting) is exercised, and carries, where an independent fact decides it, the
 verdict it must get (``expect``): the digest of an altered file no longer matches, a
-claim tightened below the exact budget (computed here with 50-digit ``decimal``
+claim tightened below the exact budget (computed here with 60-digit ``decimal``
 logarithms, not with mechopt) is false, a malformed file is input.
 
 Run one case again, with every consumer's verdict and the file written out::

@@ -1,12 +1,14 @@
 """Differential test of every consumer of a mechanism file (issue 20, item 3).
 
-The same ~1 040 files — valid files for every notion and both families, channels exactly
-at the boundary of their claim, and seeded mutations of them written as raw JSON text (bit
-flips and digit changes in the matrix, re-hashed or not; claims tightened past the exact
-budget, re-hashed; re-hashed identity matrices claiming each notion; duplicate keys; string
-numbers; wrong shapes; 400-digit integers; deep nesting; ``NaN``/``Infinity``; missing
-fields; unknown notions; versions; family parameters: ``d``, ``ratio`` 1e300, weights) —
-are given to
+The same ~1 040 files (a seeded, stratified selection of the ~6 800 of
+``tests/_differential.py``) — valid files for every notion and both families, each matrix
+claiming each notion exactly at its budget and just below it, and seeded mutations written
+as raw JSON text (bit flips and digit changes in the matrix, re-hashed or not; claims
+tightened past the exact budget, re-hashed; re-hashed identity matrices claiming each
+notion; duplicate keys, also spelled with escapes; ``__proto__``; string numbers; wrong
+shapes; rows summing to exactly 1 ± 1e-12 and just beyond; 400-digit integers; deep
+nesting; ``NaN``/``Infinity``; missing fields; unknown notions; versions; family
+parameters: ``d``, ``ratio`` 1e300, weights) — are given to
 
 * ``mechopt verify`` (the CLI's ``main`` in process, and the installed command as a real
   subprocess on a sample of 16 files),
@@ -18,7 +20,7 @@ are given to
 Each must accept or refuse each file exactly as ``verify`` does, a refusal of the same
 class (input, exit 2, vs verification, exit 1), and no consumer may crash. Where an
 independent fact decides a file (a digest that no longer matches, a claim below the exact
-budget computed with 50-digit ``decimal`` logarithms, a malformed field), the verdict
+budget computed with 60-digit ``decimal`` logarithms, a malformed field), the verdict
 must match it too. On the files both clients accept, the same 32-bit words must give the
 same reports in Python and JavaScript. The files and the consumers are in
 ``tests/_differential.py``; a failure prints one reproducer line per disagreement
@@ -68,7 +70,8 @@ def test_the_files_cover_every_mutation_and_are_enough(run):
     assert len(cases) >= 1000
     names = {c.name.split("/", 1)[1].split("-")[0] for c in cases}
     for kind in ("bitflip", "digit", "shift", "tighten", "identity", "dup", "string", "shape", "huge", "deep",
-                 "literal", "missing", "notion", "version", "ratio", "mixture", "sensitive", "memoize"):
+                 "literal", "missing", "notion", "version", "ratio", "mixture", "sensitive", "memoize",
+                 "boundary", "escaped", "proto", "row", "claim", "spelling", "numbers"):
         assert kind in names, kind
     bases = [c for c in cases if c.name.endswith("/base")]
     assert len(bases) >= 30
