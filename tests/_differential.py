@@ -1437,7 +1437,13 @@ def run_cases(cs: list[Case], consumers: Iterable[str] = CONSUMERS, *,
                 out[c].append(python_verdict(c, path, tmp, case.inputs[0] if case.inputs else "",
                                              _report_label(case)))
             if sample and "client" in consumers and out["client"][-1] == "accept":
-                req, py_reports[i] = python_sample(path, _words(4000, i))
+                try:
+                    req, py_reports[i] = python_sample(path, _words(4000, i))
+                except Exception as err:  # noqa: BLE001 - e.g. the word stream ran out: JS must fail alike
+                    kind, doc, _ = _client(path)
+                    req = {"inputs": [doc["inputs"][j % len(doc["inputs"])] for j in range(40)],
+                           "words": _words(4000, i)}
+                    py_reports[i] = {"error": _verdict_of(err)}
                 requests[i] = req
     samples: dict[str, Any] = {}
     if "js" in consumers:
@@ -1530,6 +1536,11 @@ def compare(cs: list[Case], vs: dict[str, list[str]], samples: dict[str, Any] | 
         py, js = s["python"], s["js"]
         if "skipped" in py or ("js" in vs and vs["js"][names[name]] != "accept"):
             continue  # a JS refusal is a verdict disagreement (or a version 1 file), counted above
+        if "error" in py:
+            if isinstance(js, list):
+                found.append(Disagreement(name, "js", "reports", f"python sampler failed ({py['error']}), js "
+                                                                 f"reported {str(js)[:80]}"))
+            continue
         if not isinstance(js, list) or js != py["reports"]:
             found.append(Disagreement(name, "js", "reports", f"python {str(py.get('reports'))[:80]} js {str(js)[:80]}"))
         elif py.get("used") is not None and s.get("used_js") is not None and py["used"] != s["used_js"]:
