@@ -1360,6 +1360,36 @@ def python_verdict(consumer: str, path: str, workdir: str, input_label: str = ""
         return v
 
 
+def cli_verdict(command: str, path: str, workdir: str, input_label: str = "", output_label: str = "") -> str:
+    """``mechopt privatize`` or ``mechopt estimate`` through the CLI's ``main`` (exit codes, messages).
+
+    Exit 0 (and 3, not identifiable) is ``accept``; exit 2 naming the input or reports file
+    (a label, not the mechanism) is ``accept`` too; 1 and 2 are refusals, anything else —
+    or a traceback — a crash.
+    """
+    from mechopt.cli import main
+
+    data = os.path.join(workdir, "cli-data.txt")
+    Path(data).write_text(f"{input_label if command == 'privatize' else output_label}\n")
+    argv = ([command, path, "--input", data, "--output", os.path.join(workdir, "cli-out.txt"), "--seed", "1"]
+            if command == "privatize" else [command, path, "--reports", data, "--method", "inversion"])
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except BaseException as exc:  # noqa: BLE001 - a traceback out of main is the finding
+        return f"crash:{type(exc).__name__}: {str(exc)[:120]}"
+    msg = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else ""
+    if code in (0, 3) or (code == 2 and data in msg):
+        return "accept"
+    if code == 1:
+        return "refuse:verification"
+    if code == 2:
+        msg = msg.removeprefix("mechopt: ").removeprefix(path + ": ")
+        return f"refuse:input:{msg.split(': ')[0] if ': ' in msg else msg[:40]}"
+    return f"crash:exit {code}: {msg[:120]}"
+
+
 def _labels_of(text: str) -> tuple[list[str], list[str]]:
     try:
         doc = json.loads(text)

@@ -14,7 +14,8 @@ parameters: ``d``, ``ratio`` 1e300, weights) — are given to
   subprocess on a sample of 16 files),
 * the standard-library Python client (``mechopt.client.load_document`` + ``Sampler``, or
   for a family file ``mechopt.families.load_family_document`` + ``FamilySampler``),
-* ``mechopt privatize`` and ``mechopt estimate`` (in process),
+* ``mechopt privatize`` and ``mechopt estimate`` (the library functions in process; every 8th
+  file also through the CLI's ``main``, exit codes and messages),
 * the JavaScript client's ``loadMechanism`` (one ``node`` process for the batch).
 
 Each must accept or refuse each file exactly as ``verify`` does, a refusal of the same
@@ -136,6 +137,25 @@ def test_the_installed_command_agrees_with_the_in_process_verify(run):
                              f"{err.strip()[-200:]}")
     assert len(picked) == SUBPROCESS_SAMPLE
     assert not wrong, "\n".join(wrong)
+
+
+def test_privatize_and_estimate_through_the_cli_agree_with_verify(run):
+    """Every 8th file through ``mechopt privatize`` and ``mechopt estimate`` as the CLI runs them (exit codes)."""
+    cases, verdicts, _, _ = run
+    found = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mechanism.json")
+        picked = range(0, len(cases), 8)
+        for i in picked:
+            case = cases[i]
+            Path(path).write_text(case.text, encoding="utf-8")
+            ref = verdicts["verify"][i]
+            for command in ("privatize", "estimate"):
+                v = D.cli_verdict(command, path, tmp, case.inputs[0] if case.inputs else "", D._report_label(case))
+                if D._kind(v) != D._kind(ref):
+                    found.append(f"{case.name}: mechopt {command} {v}, verify {ref}")
+    assert len(picked) >= 100
+    assert not found, "\n".join(found)
 
 
 def test_the_harness_fails_when_a_client_skips_the_claims(monkeypatch):
