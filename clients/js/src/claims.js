@@ -88,30 +88,21 @@ function exactDot(pDec, col) {
 
 const isNormal = (v) => v === 0 || (Math.abs(v) >= NORMAL && Number.isFinite(v));
 
-/**
- * A budget: its exact value (lazy, a rational) and a double whose decimal is <= it (for
- * the enclosures; e^that is bounded below by expLowerFloat).
- */
+/** A budget epsilon (a JS number, read as its decimal) and a double proven <= e^epsilon. */
 class Budget {
-  constructor(lowFloat, exact, shown) {
-    this.low = lowFloat;
-    this.exactFn = exact;
-    this.shown = shown;
+  constructor(x) {
+    this.exact = x; // leqExp reads a number as its decimal (and caches e^x by it)
+    this.shown = String(x);
     this.eLow = undefined;
   }
 
   static of(x) {
-    return new Budget(x, x, String(x)); // leqExp reads a number as its decimal (and caches e^x by it)
+    return new Budget(x);
   }
 
   get expLow() {
-    this.eLow ??= expLowerFloat(this.low);
+    this.eLow ??= expLowerFloat(this.exact);
     return this.eLow;
-  }
-
-  get exact() {
-    if (typeof this.exactFn === "function") this.exactFn = this.exactFn();
-    return this.exactFn;
   }
 }
 
