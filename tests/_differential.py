@@ -586,6 +586,25 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     add("escaped-key-duplicate", '{"\\u006datrix": ' + json.dumps(_identity(k) if m == k else base["matrix"][::-1])
         + ", " + body, "refuse:input")
     add("escaped-key-duplicate-sha", '{"sha\\u0032\\u0035\\u0036": "' + "0" * 64 + '", ' + body, "refuse:input")
+    first = json.dumps(inputs[0])
+    escaped = '"' + "".join(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else ch for ch in inputs[0]) + '"'
+    add("escaped-label", json.dumps(base).replace(first, escaped), "accept")
+    # random edits of the text: mostly invalid JSON, sometimes another valid document
+    text = json.dumps(base)
+    alphabet = '{}[],:"\\0123456789.eE-+ tnfalsu'
+    for t in range(8):
+        p = rng.randrange(len(text))
+        op = t % 4
+        if op == 0:
+            edited = text[:p] + text[p + 1:]
+        elif op == 1:
+            edited = text[:p] + rng.choice(alphabet) + text[p:]
+        elif op == 2:
+            edited = text[:p] + rng.choice(alphabet) + text[p + 1:]
+        else:
+            q = min(len(text), p + rng.randrange(1, 30))
+            edited = text[:q] + text[p:q] + text[q:]
+        add(f"textfuzz-{op}-{t}", edited, "accept" if edited == text else None)
     add("proto-extra-field", json.dumps(doc_with(__proto__={"x": 1})), "accept")
     add("proto-hides-certificate", json.dumps({**{kk: vv for kk, vv in base.items() if kk != "certificate"},
                                                "__proto__": {"certificate": base["certificate"]}}), "refuse:input")
