@@ -436,6 +436,10 @@ def base_documents(*, solve: bool = True) -> list[tuple[str, dict]]:
                             [{"notion": "high_low", "epsilon": ln2, "sensitive": ["__proto__", "toString"]}])))
     add(("free_outputs_k2", _doc(["no", "yes"], ["n", "y", "z"], [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25]],
                                  [{"notion": "ldp", "epsilon": ln2}])))
+    # a subnormal probability: integer weights of about 10^324, 34 words per draw
+    anything3 = [{"notion": "eldp", "matrix": [[0 if a == b else "inf" for b in range(3)] for a in range(3)]}]
+    add(("subnormal_row", _doc(inp3, ["p", "q", "r"], [[5e-324, 0.5, 0.5], [0.25, 0.25, 0.5], [1e-300, 0.0, 1.0]],
+                               anything3)))
     # more than 4096 numbers in the matrix and in E: mechopt writes their canonical text
     # with its own ECMAScript number formatter (mechopt._canonical), the rest with rfc8785;
     # numbers whose ECMAScript form differs from Python's repr (1e-06 -> 0.000001, 1e-07 ->
@@ -897,7 +901,7 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
         if Decimal(repr(float(new))) != new:
             continue  # not a short decimal: the sum would not be exactly at the tolerance
         mat[0][jm] = float(new)
-        if sum(_dec(v) for v in base["matrix"][0]) != 1:
+        if sum(Fraction(repr(float(v))) for v in base["matrix"][0]) != 1:
             expect = None  # the row did not sum to 1 exactly to begin with
         add(f"row-sum-{tag}", json.dumps(rehash(doc_with(matrix=mat, privacy=anything))), expect)
     for i, p in enumerate(base["privacy"]):
