@@ -155,7 +155,12 @@ def check_geo_routes(doc: dict, rec: dict, witness_value: float | None) -> None:
         runs.append(("relax", lambda: solve_metric_relaxed(E, cost, thetas=[theta])))
         out["theta"] = theta
     for name, call in runs:
-        r = call()
+        try:
+            r = call()
+        except Exception as err:  # noqa: BLE001 - mechopt's route raised: counted as a crash
+            rec["crash"] = f"{name} route called directly: {type(err).__name__}: {err}"
+            rec["trace"] = traceback.format_exc(limit=8)
+            continue
         out[name] = {"status": r.status, "objective": r.objective, "bound": r.bound}
         if r.Q is None or witness_value is None:
             continue
@@ -223,7 +228,12 @@ def check_chord(doc: dict, rec: dict, tmpdir: str) -> None:
         return
     problem = load_problem(doc)
     ref = fr.read(doc)
-    other = solve(json.loads(json.dumps(doc)), method="rays", quiet=True)
+    try:
+        other = solve(json.loads(json.dumps(doc)), method="rays", quiet=True)
+    except Exception as err:  # noqa: BLE001 - anything escaping solve() is a crash
+        rec["crash"] = f'solve(method="rays"): {type(err).__name__}: {err}'
+        rec["trace"] = traceback.format_exc(limit=8)
+        return
     rec["rays_status"] = other.status
     if other.status not in ("optimal", "feasible") or other.mechanism is None:
         return
