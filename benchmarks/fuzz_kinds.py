@@ -632,7 +632,10 @@ def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
     Q = np.asarray(mech.matrix, dtype=float)
     value = custom_value(doc, Q)
     rec.update(objective=value, bound=res.bound, message=res.message)
-    scale = max(1.0, abs(value))
+    # the objective's natural size (docs: gaps are judged relative to max(|value|, scale)):
+    # the largest loss, for a weighted objective the weighted sum of its terms' (seed 21 #7774)
+    terms, _ = custom_terms(doc)
+    scale = max(abs(value), sum(w * float(np.max(np.abs(L))) for w, _, L in terms), 1e-300)
     if abs(value - res.objective) > 1e-9 * scale:
         rec["objective_mismatch"] = f"the file's value is {value!r}, reported {res.objective!r}"
     cv = custom_violation(doc, Q)
