@@ -317,3 +317,12 @@ def test_memoization_saves_under_every_rule(notion, params):
     s = memoization_savings(0.8, 5, notion, **params)
     assert s.memoized == [0.8] * 5  # one report's leakage, whatever the rule
     assert s.fresh[0] == 0.8 and all(b > a for a, b in zip(s.fresh, s.fresh[1:]))
+
+
+@pytest.mark.parametrize("rounds", [10**400, 1_000_001])
+def test_memoization_savings_refuses_rounds_it_cannot_tabulate(rounds):
+    from mechopt._errors import InputError
+    from mechopt.runtime import memoization_savings
+
+    with pytest.raises(InputError, match=r"rounds: must be at most 1,000,000"):
+        memoization_savings(1.0, rounds)

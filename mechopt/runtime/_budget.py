@@ -536,6 +536,10 @@ class MemoizationSavings:
         return "\n".join(lines)
 
 
+#: the most rounds :func:`memoization_savings` tabulates (it returns one bound per round)
+MAX_ROUNDS = 1_000_000
+
+
 def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **params) -> MemoizationSavings:
     """What memoization saves: the bound after each of ``rounds`` reports of an unchanged value.
 
@@ -564,7 +568,7 @@ def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **para
     Raises
     ------
     InputError
-        When ``rounds < 1`` or a parameter is invalid.
+        When ``rounds < 1`` or above :data:`MAX_ROUNDS`, or a parameter is invalid.
 
     Examples
     --------
@@ -577,6 +581,10 @@ def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **para
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise InputError("rounds", f"must be an integer >= 1, got {rounds!r}")
+    if rounds > MAX_ROUNDS:
+        # one bound per round is returned: 10**400 rounds would never finish
+        raise InputError("rounds", f"must be at most {MAX_ROUNDS:,} (one bound is returned per round), "
+                                   f"got {rounds!r}")
     report = {}
     if notion == "uldp":
         report["sensitive"] = params.get("sensitive")
