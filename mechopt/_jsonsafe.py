@@ -211,6 +211,36 @@ def _locate(obj: Any, path: str) -> tuple[str, str] | None:
     return None
 
 
+#: a surrogate code unit, raw or escaped; json.loads joins escaped pairs into one character,
+#: so a surrogate left in a parsed string is a lone one
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(doc: Any, source: str) -> None:
+    """Refuse a string (value or key) holding a lone surrogate, as the JavaScript client does.
+
+    Such a string is not I-JSON (RFC 7493 §2.1) and has no UTF-8 encoding, so RFC 8785
+    cannot hash it; refusing it anywhere keeps the two clients' verdicts equal.
+    """
+    stack = [(doc, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                raise InputError(_field(source, where), f"the string {node!r} has a lone surrogate "
+                                                        "(not I-JSON; it has no UTF-8 encoding)")
+        elif isinstance(node, dict):
+            for key, value in reversed(list(node.items())):
+                path = f"{where}.{key}" if where else str(key)
+                if _SURROGATE.search(key):
+                    raise InputError(_field(source, where or "document"),
+                                     f"the key {key!r} has a lone surrogate (not I-JSON; it has no UTF-8 encoding)")
+                stack.append((value, path))
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in reversed(list(enumerate(node))))
+
+
 def _field(source: str, path: str) -> str:
     return f"{source}: {path}" if path else source
 
@@ -256,8 +286,11 @@ def loads_strict(text: str, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise InputError(source, f"nests deeper than {max_depth} levels (lists and objects); "
                                  "a problem or mechanism file never needs that")
     try:
-        return json.loads(text, parse_int=_strict_int, parse_float=_strict_float,
-                          parse_constant=_strict_constant, object_pairs_hook=_strict_pairs)
+        doc = json.loads(text, parse_int=_strict_int, parse_float=_strict_float,
+                         parse_constant=_strict_constant, object_pairs_hook=_strict_pairs)
+        if _SURROGATE.search(text) or _SURROGATE_ESCAPE.search(text):
+            _refuse_lone_surrogates(doc, source)
+        return doc
     except _Bad:
         pass
     except json.JSONDecodeError as err:

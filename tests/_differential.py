@@ -631,6 +631,8 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     add("single-quotes", json.dumps(base).replace('"format"', "'format'", 1), "refuse:input")
     add("lone-surrogate-label", json.dumps(rehash(doc_with(inputs=["\ud800"] + inputs[1:]))),
         "refuse:input" if portable else None)  # version 1 digests escape it (json.dumps)
+    add("lone-surrogate-unhashed", json.dumps(doc_with(certificate=dict(base["certificate"], method="\udc00"))),
+        "refuse:input")  # outside the digest, refused by both readers all the same (I-JSON)
     add("control-char-in-string", json.dumps(base).replace('"mechopt-mechanism"', '"mechopt-\x01mechanism"', 1),
         "refuse:input")
     i, j = rng.randrange(k), rng.randrange(m)

@@ -168,6 +168,15 @@ def test_duplicate_keys_are_refused(tmp_path, capsys):
     assert verdict(nested)[0] == "refuse-input" and "epsilon" in verdict(nested)[1]
 
 
+def test_a_lone_surrogate_outside_the_digest_is_refused_as_the_js_client_does(tmp_path, capsys):
+    # not I-JSON (RFC 7493): the JavaScript reader refuses it anywhere, so Python does too
+    doc = matrix_doc([[0.5, 0.5], [0.5, 0.5]], [{"notion": "ldp", "epsilon": 1.0}])
+    doc["certificate"]["method"] = "\udc00"
+    assert_refused(all_commands(tmp_path, json.dumps(doc), capsys), 2, "certificate.method")
+    paired = json.dumps(dict(doc, certificate=dict(doc["certificate"], method="\U0001F600")))
+    assert verdict(paired) == ("accept", "")
+
+
 # -- 6. integers beyond float range ------------------------------------------------------
 
 
