@@ -68,7 +68,7 @@ def hashed_payload(doc: dict[str, Any], version: int | None = None) -> dict[str,
     version = doc.get("version", 1) if version is None else version
     fields = FAMILY_HASHED_FIELDS if "family" in doc else HASHED_FIELDS
     payload = {name: doc[name] for name in fields}
-    if version != 1:
+    if version != 1 and "family" not in doc:  # a family file has no memoize (the client refuses one)
         payload.update({name: doc[name] for name in OPTIONAL_HASHED_FIELDS if name in doc})
     return payload
 

@@ -181,6 +181,9 @@ def _check_family_document(doc: dict[str, Any]) -> Any:
     for name in ("outputs", "matrix"):
         if name in doc:
             raise InputError(name, "a family file lists no outputs and no matrix ('family' replaces them)")
+    if "memoize" in doc:  # the family digest does not cover it: an added flag must not pass unseen
+        raise InputError("memoize", "family mechanisms are not memoized (their digest covers no 'memoize' "
+                                    "field); remove it")
     inputs = _check_labels(doc, "inputs")
     family = family_from_spec(doc["family"], inputs)
     _check_privacy_list(doc["privacy"])

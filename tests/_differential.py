@@ -1244,7 +1244,8 @@ def family_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     add("literal-nan-extra", emit(doc_with(solver=Raw("NaN"))), "refuse:input")
     add("sha256-one-off", json.dumps(doc_with(sha256=("0" if base["sha256"][0] != "0" else "1") + base["sha256"][1:])),
         "refuse:verification")
-    add("memoize-true-rehashed", json.dumps(rehash(doc_with(memoize=True))))
+    # the family digest covers no memoize flag: one added must not pass unseen
+    add("memoize-true-rehashed", json.dumps(rehash(doc_with(memoize=True))), "refuse:input")
     return cases
 
 

@@ -170,6 +170,8 @@ function checkHead(doc) {
   for (const name of ["outputs", "matrix"]) {
     if (name in doc) throw inputError(name, "a family file lists no outputs and no matrix ('family' replaces them)");
   }
+  // the family digest does not cover a memoize flag: an added one must not pass unseen (as Python)
+  if ("memoize" in doc) throw inputError("memoize", "family mechanisms are not memoized (their digest covers no 'memoize' field); remove it");
   const inputs = doc.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) throw inputError("inputs", `must be a non-empty list of strings, got ${show(inputs)}`);
   const seen = new Map();
