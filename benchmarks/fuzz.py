@@ -39,6 +39,12 @@ or a subset); ``mmse``, ``histogram_mse``, ``mutual_information``, ``bayes_risk`
 * information: ``feasible`` results (by category and with the reference's verdict), how
   the reference was obtained, rejections by reason, timings.
 
+**Generators** (:mod:`benchmarks.fuzz_kinds`): beside the problems above (``core``), a share
+of the draws goes to geo metric problems on the IPM and relaxation routes, near-chord LIP
+column generation, subset-selection families, custom utilities and labeled ULDP with
+(ε, δ)-LIP, each with its own independent judge (``--kinds`` runs some of them). Every
+verified export is loaded by the Python client, and with ``--js`` by the JavaScript client.
+
     python -m benchmarks.fuzz --n 2000 --seed 0 --jobs 2 --out fuzz0.jsonl
     python -m benchmarks.fuzz --only 137 --seed 0 --show
     python -m benchmarks.fuzz --summarize fuzz0.jsonl fuzz1.jsonl --markdown
