@@ -13,7 +13,7 @@ from ._errors import InputError, MechoptError
 from ._export import finalize_export
 from ._mechanism import Mechanism
 from .notions import LDP, LIP
-from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error
+from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
 from ._problem import Problem, load_problem
 from ._result import SolveResult
 from .solvers._labeled import LabeledSolution, solve_labeled
@@ -188,6 +188,12 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
                                 "cost": abs(after - before), "attempts": rep.attempts})
     if bound is not None and not math.isfinite(bound):
         bound = None  # no proven bound (JSON has no infinities)
+    floor = value_floor(obj)
+    if bound is not None and floor is not None and obj.minimize and bound < floor:
+        floor_note = f"the computed bound {bound:.6g} was raised to {floor:g}, below which no {obj.kind} lies"
+        bound = floor  # the objective's own lower end is a proven bound too
+    else:
+        floor_note = ""
     conflict = False
     if bound is not None:
         # a proven bound cannot be beaten by a verified channel: the objective is evaluated
@@ -229,6 +235,9 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     if conflict:
         message = (f"the exported channel's {obj.kind} {after!r} is better than the computed bound {false_bound!r}, "
                    "so no bound is reported (a solver's inaccuracy; please report the problem)")
+    if floor_note:
+        # the solver's own words (e.g. "the bound is not within the gap") described the bound replaced here
+        message = f"{floor_note}; {message}" if (message and not closed) else floor_note
     if proven and not closed and not message:
         message = ("no bound could be proven" if gap is None else
                    f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")

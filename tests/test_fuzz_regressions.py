@@ -348,3 +348,19 @@ def test_a_bound_the_exported_channel_beats_is_never_exported():
     assert r.status in ("optimal", "feasible") and r.certificate.verified
     assert r.bound is None or r.bound <= r.objective * (1 + 1e-12)
     assert r.mechanism.objective.get("bound") is None or r.mechanism.objective["bound"] <= r.objective * (1 + 1e-12)
+
+
+def test_a_histogram_mse_bound_below_zero_is_raised_to_zero():
+    # fuzz seed 22 #6593: LIP at eps = 30, column generation proved only -1.8e13 for a channel
+    # of histogram MSE 4.8e-14; no channel has a negative squared error, so 0 is a proven
+    # lower bound and the answer is optimal
+    prior = [0.07242106853806546, 0.8990300268388394, 0.028548904623095245]
+    p = load_problem({"inputs": ["x0", "x1", "x2"], "outputs": "free",
+                      "privacy": [{"notion": "lip", "epsilon": 30.0, "prior": prior}],
+                      "objective": {"kind": "histogram_mse"}})
+    r = solve(p, method="colgen")
+    assert verify(r.mechanism.matrix, p.notions).verified
+    # at eps = 30 a channel within about e^-30 of the identity is allowed: the optimum is ~0
+    assert 0.0 <= r.objective < 1e-12
+    assert r.bound == 0.0 and r.status == "optimal"
+    assert "raised to 0" in r.message
