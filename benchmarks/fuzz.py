@@ -334,6 +334,49 @@ def _deadline(seconds: float | None):
         signal.signal(signal.SIGALRM, old)
 
 
+def guarded_solve(solver: Callable, doc: dict, rec: dict, timeout: float | None, *,
+                  ignore_warnings: bool = False, detailed: bool = False):
+    """Solve a copy of ``doc`` under the soft ``timeout``; the result, or None with the failure in ``rec``.
+
+    On success ``rec["seconds"]`` is the solve time. A timeout, an :class:`mechopt.InputError`
+    (``rejected``) or any other exception (``crash``, with its trace) sets ``outcome`` and returns
+    None. ``ignore_warnings`` silences warnings during the solve; ``detailed`` also records the
+    time of a failure and a crash's message as its ``detail``.
+
+    Examples
+    --------
+    >>> from benchmarks.fuzz import guarded_solve
+    >>> def boom(doc, quiet):
+    ...     raise ValueError("no")
+    >>> rec = {"outcome": None, "detail": ""}
+    >>> guarded_solve(boom, {}, rec, None) is None, rec["outcome"], rec["crash"]
+    (True, 'crash', 'ValueError: no')
+    """
+    from mechopt import InputError
+
+    t0 = time.perf_counter()
+    try:
+        with _deadline(timeout), (warnings.catch_warnings() if ignore_warnings else contextlib.nullcontext()):
+            if ignore_warnings:
+                warnings.simplefilter("ignore")
+            res = solver(json.loads(json.dumps(doc)), quiet=True)
+    except _Timeout:
+        rec.update(outcome="timeout", detail=f"solve took more than {timeout} s")
+    except InputError as err:  # a valid-looking problem the solver does not support
+        rec.update(outcome="rejected", detail=str(err))
+    except Exception as err:  # noqa: BLE001 - anything escaping solve() is a crash
+        crash = f"{type(err).__name__}: {err}"
+        rec.update(outcome="crash", crash=crash, trace=traceback.format_exc(limit=8))
+        if detailed:
+            rec["detail"] = crash
+    else:
+        rec["seconds"] = time.perf_counter() - t0
+        return res
+    if detailed:
+        rec["seconds"] = time.perf_counter() - t0
+    return None
+
+
 def _error_category(message: str) -> str:
     msg = message.lower()
     for key, cat in (("could not be repaired", "repair failed"), ("no channel makes this objective finite", "objective infinite"),
@@ -401,22 +444,10 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
     except InputError as err:
         rec.update(outcome="rejected", detail=str(err))
         return rec
-    t0 = time.perf_counter()
-    try:
-        with _deadline(timeout), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # identifiability notes: not the fuzzer's business
-            res = solver(json.loads(json.dumps(doc)), quiet=True)
-    except _Timeout:
-        rec.update(outcome="timeout", detail=f"solve took more than {timeout} s", seconds=time.perf_counter() - t0)
+    # identifiability notes: not the fuzzer's business
+    res = guarded_solve(solver, doc, rec, timeout, ignore_warnings=True, detailed=True)
+    if res is None:
         return rec
-    except InputError as err:  # a valid-looking problem the solver does not support
-        rec.update(outcome="rejected", detail=str(err), seconds=time.perf_counter() - t0)
-        return rec
-    except Exception as err:  # noqa: BLE001 - anything escaping solve() is a crash
-        rec.update(outcome="crash", crash=f"{type(err).__name__}: {err}", detail=f"{type(err).__name__}: {err}",
-                   trace=traceback.format_exc(limit=8), seconds=time.perf_counter() - t0)
-        return rec
-    rec["seconds"] = time.perf_counter() - t0
     rec["status"] = res.status
     rec["route"] = (getattr(res, "stats", None) or {}).get("method")
     notions = list(problem.notions)

@@ -307,26 +307,15 @@ def subset_value(kind: str, k: int, d: int, r: float) -> float:
 
 def check_family(doc: dict, tmpdir: str, *, solver=None, timeout=None) -> dict:
     """Solve, expect a family file, re-load and verify it, and judge it against the closed forms."""
-    from mechopt import InputError, load_problem, solve
+    from mechopt import load_problem, solve
 
-    from benchmarks.fuzz import _deadline, _Timeout, categories
+    from benchmarks.fuzz import categories, guarded_solve
 
     rec: dict[str, Any] = {"outcome": None, "detail": "", **categories(doc)}
     problem = load_problem(json.loads(json.dumps(doc)))
-    t0 = time.perf_counter()
-    try:
-        with _deadline(timeout):
-            res = (solver or solve)(json.loads(json.dumps(doc)), quiet=True)
-    except _Timeout:
-        rec.update(outcome="timeout", detail=f"solve took more than {timeout} s")
+    res = guarded_solve(solver or solve, doc, rec, timeout)
+    if res is None:
         return rec
-    except InputError as err:
-        rec.update(outcome="rejected", detail=str(err))
-        return rec
-    except Exception as err:  # noqa: BLE001
-        rec.update(outcome="crash", crash=f"{type(err).__name__}: {err}", trace=traceback.format_exc(limit=8))
-        return rec
-    rec["seconds"] = time.perf_counter() - t0
     rec["status"] = res.status
     if res.status not in ("optimal", "feasible") or not res.ok:
         rec.update(outcome="status_failure", status_failure=f"{res.status}: {res.message}")
@@ -576,7 +565,7 @@ def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
     from mechopt import InputError, Mechanism, MechoptError, load_problem, solve, verify
 
     from benchmarks import fuzz_reference as fr
-    from benchmarks.fuzz import _deadline, _Timeout, categories
+    from benchmarks.fuzz import categories, guarded_solve
 
     rec: dict[str, Any] = {"outcome": None, "detail": "", **categories(doc)}
     try:
@@ -584,20 +573,9 @@ def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
     except InputError as err:
         rec.update(outcome="rejected", detail=str(err))
         return rec
-    t0 = time.perf_counter()
-    try:
-        with _deadline(timeout):
-            res = solve(json.loads(json.dumps(doc)), quiet=True)
-    except _Timeout:
-        rec.update(outcome="timeout", detail=f"solve took more than {timeout} s")
+    res = guarded_solve(solve, doc, rec, timeout)
+    if res is None:
         return rec
-    except InputError as err:
-        rec.update(outcome="rejected", detail=str(err))
-        return rec
-    except Exception as err:  # noqa: BLE001
-        rec.update(outcome="crash", crash=f"{type(err).__name__}: {err}", trace=traceback.format_exc(limit=8))
-        return rec
-    rec["seconds"] = time.perf_counter() - t0
     rec["status"] = res.status
     t1 = time.perf_counter()
     st, val, Qr = custom_reference(doc)
