@@ -364,3 +364,20 @@ def test_a_histogram_mse_bound_below_zero_is_raised_to_zero():
     assert 0.0 <= r.objective < 1e-12
     assert r.bound == 0.0 and r.status == "optimal"
     assert "raised to 0" in r.message
+
+
+def test_design_fallback_skips_unbounded_random_vertices():
+    # fuzz seed 23 #3872: Frank-Wolfe's start averaged random LP vertices and added the None of
+    # an unbounded one (a TypeError escaping solve); the unbounded draws are now skipped
+    prior = [0.09199803386531848, 0.006500530848131607, 0.07134707457415175, 0.45969880941772107,
+             0.3649091613071625, 0.005546389987514649]
+    p = load_problem({"inputs": [f"x{i}" for i in range(6)], "outputs": "free",
+                      "privacy": [{"notion": "high_low", "epsilon": 1.01e-09,
+                                   "sensitive": ["x0", "x1", "x2", "x3", "x5"]}],
+                      "objective": {"kind": "estimation_variance", "prior": prior}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve(p)
+    assert r.status in ("optimal", "feasible")
+    assert verify(r.mechanism.matrix, p.notions).verified
+    assert r.bound is None or r.bound <= r.objective * (1 + 1e-6)

@@ -145,12 +145,16 @@ def design_frank_wolfe(V: np.ndarray, p0: np.ndarray, *, rel_gap: float = 1e-4, 
         # fall back: average many vertices until J is invertible
         w = np.zeros(R)
         rng = np.random.default_rng(0)
+        found = 0
         for _ in range(4 * k):
-            s = lp.solve(rng.normal(size=R), A_eq=V, b_eq=np.ones(k), bounds=(0, None)).x
-            w += s
-        w /= 4 * k
-        val, Jinv = _risk(w, G, den, M)
-        if Jinv is None or not math.isfinite(val):
+            s = lp.solve(rng.normal(size=R), A_eq=V, b_eq=np.ones(k), bounds=(0, None))
+            if s.status == "optimal" and s.x is not None:  # a random cost may be unbounded (fuzz seed 23 #3872)
+                w += s.x
+                found += 1
+        if found:
+            w /= found
+            val, Jinv = _risk(w, G, den, M)
+        if not found or Jinv is None or not math.isfinite(val):
             return DesignSolution("error", None, None, None, "the rays do not identify the distribution")
     return _fw_loop(V, G, den, M, lp, w, val, Jinv, rel_gap, max_iter, time_limit, progress, t0)
 
