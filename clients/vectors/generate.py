@@ -63,9 +63,8 @@ def reference_weights(row: list) -> list[int]:
     return [i // g for i in ints]
 
 
-def reference_draw(weights: list[int], words: list[int], pos: int) -> tuple[int, int]:
-    """One report (output index) and the new stream position (steps 2-4)."""
-    total = sum(weights)
+def reference_uniform(total: int, words: list[int], pos: int) -> tuple[int, int]:
+    """U(total) of docs/families.md (the matrix sampler's step 3) and the new stream position."""
     bits = (total - 1).bit_length()
     n = -(-bits // 32)
     while True:
@@ -75,7 +74,12 @@ def reference_draw(weights: list[int], words: list[int], pos: int) -> tuple[int,
             pos += 1
         r %= 2**bits
         if r < total:
-            break
+            return r, pos
+
+
+def reference_draw(weights: list[int], words: list[int], pos: int) -> tuple[int, int]:
+    """One report (output index) and the new stream position (steps 2-4)."""
+    r, pos = reference_uniform(sum(weights), words, pos)
     acc = 0
     for j, w in enumerate(weights):
         acc += w
@@ -230,20 +234,6 @@ def sampling_cases(docs: dict[str, dict], words: list[int]) -> list[dict]:
 
 FAMILY_WORD_SEED = 20261126
 FAMILY_N_WORDS = 12000
-
-
-def reference_uniform(total: int, words: list[int], pos: int) -> tuple[int, int]:
-    """U(total) of docs/families.md (the matrix sampler's step 3) and the new stream position."""
-    bits = (total - 1).bit_length()
-    n = -(-bits // 32)
-    while True:
-        r = 0
-        for _ in range(n):
-            r = r * 2**32 + words[pos]
-            pos += 1
-        r %= 2**bits
-        if r < total:
-            return r, pos
 
 
 def _decimal_fraction(v) -> Fraction:
