@@ -2,33 +2,15 @@
 // /usr/bin/chromium): node bench/verify-browser.mjs [--only KIND] [--k K]
 // Serves clients/ on 127.0.0.1 (a secure context: WebCrypto), opens bench/verify.html, prints
 // one JSON object per file (see bench/verify-core.mjs).
-import { createServer } from "node:http";
-import { existsSync, readFileSync } from "node:fs";
-import { extname, join, normalize, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-
-import { chromium } from "playwright-core";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url)); // clients/
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json" };
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+import { launchChromium, serve } from "../test-browser/serve.mjs";
 
 const args = process.argv.slice(2);
 const query = new URLSearchParams();
 if (args.includes("--only")) query.set("only", args[args.indexOf("--only") + 1]);
 if (args.includes("--k")) query.set("k", args[args.indexOf("--k") + 1]);
 
-const server = createServer((req, res) => {
-  const path = normalize(join(ROOT, decodeURIComponent(new URL(req.url, "http://x").pathname)));
-  if (!path.startsWith(ROOT) || !existsSync(path) || path.endsWith(sep)) {
-    res.writeHead(404).end("not found");
-    return;
-  }
-  res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" });
-  res.end(readFileSync(path));
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+const server = await serve();
+const browser = await launchChromium(["--headless", "--no-sandbox", "--disable-gpu"]);
 try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => console.error(String(e)));

@@ -3,34 +3,15 @@
 // Run: npm run test:browser (needs Chromium: $CHROMIUM_PATH or /usr/bin/chromium).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { existsSync, readFileSync } from "node:fs";
-import { extname, normalize, join, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 
-import { chromium } from "playwright-core";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url)); // clients/
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-
-function serve() {
-  const server = createServer((req, res) => {
-    const path = normalize(join(ROOT, decodeURIComponent(new URL(req.url, "http://x").pathname)));
-    if (!path.startsWith(ROOT) || !existsSync(path) || path.endsWith(sep)) {
-      res.writeHead(404).end("not found");
-      return;
-    }
-    res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" });
-    res.end(readFileSync(path));
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
+import { CHROMIUM, ROOT, launchChromium, serve } from "./serve.mjs";
 
 test("demo page and every vector in headless Chromium", { timeout: 180_000 }, async () => {
   assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}; set CHROMIUM_PATH (Debian: apt-get install chromium)`);
   const server = await serve();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors = [];
