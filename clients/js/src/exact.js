@@ -82,6 +82,21 @@ export function reduce(a) {
 // ceil(a / 2^w) for a >= 0
 const shiftUp = (a, w) => (a + (1n << w) - 1n) >> w;
 
+// the Taylor series of e^r, r = rlo / 2^W, summed in units of 2^-W with every term rounded
+// down: { lo, terms } (the sum, and how many terms it added, the last one 0); see expFixed
+function taylorLower(rlo, W) {
+  const one = 1n << W;
+  let lo = one;
+  let term = one;
+  let terms = 0n;
+  for (let k = 1n; term > 0n; k += 1n) {
+    term = ((term * rlo) >> W) / k;
+    lo += term;
+    terms += 1n;
+  }
+  return { lo, terms };
+}
+
 // [lo, hi] * 2^-W enclosing e^(n/d) for n/d > 0 (hi only when wanted)
 function expFixed(n, d, P, wantHi = true) {
   // s halvings bring r = x/2^s below 2^-7: x < 2^(bitlen(n) - bitlen(d) + 1)
@@ -93,14 +108,7 @@ function expFixed(n, d, P, wantHi = true) {
   // lower series: t_k = floor(floor(t_(k-1) rlo / 2^W) / k) <= the true term tau_k, and
   // tau_k - t_k <= (tau_(k-1) - t_(k-1)) r/k + tau_(k-1) (r - rlo)/k + 2 <= e_(k-1)/128 + 3,
   // so every term is within 3.03 units below the truth
-  let lo = one;
-  let term = one;
-  let terms = 0n;
-  for (let k = 1n; term > 0n; k += 1n) {
-    term = ((term * rlo) >> W) / k;
-    lo += term;
-    terms += 1n;
-  }
+  let { lo, terms } = taylorLower(rlo, W);
   // upper: the kept terms' deficit (<= 3.03 each, the last one is 0) plus the tail, which is
   // at most 2 tau_N (r < 1/2) <= 2 * 3.03 units
   let hi = wantHi ? lo + 4n * terms + 8n : 0n;
@@ -140,16 +148,8 @@ function expCells(n, d, bits) {
   const tn = n * CELL - j * d; // t = tn / (1024 d)
   const c = cellBounds(j, bits);
   const W = BigInt(bits + 16);
-  const one = 1n << W;
   const tlo = (tn << W) / (d * CELL);
-  let lo = one;
-  let term = one;
-  let terms = 0n;
-  for (let k = 1n; term > 0n; k += 1n) {
-    term = ((term * tlo) >> W) / k;
-    lo += term;
-    terms += 1n;
-  }
+  const { lo, terms } = taylorLower(tlo, W);
   const hi = lo + 4n * terms + 8n;
   const scale = 1n << (W + c.W);
   return { lo: { n: c.lo * lo, d: scale }, hi: { n: c.hi * hi, d: scale } };
