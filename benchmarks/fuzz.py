@@ -334,6 +334,25 @@ def _deadline(seconds: float | None):
         signal.signal(signal.SIGALRM, old)
 
 
+def guarded_load(doc: dict, rec: dict):
+    """The problem of a copy of ``doc``, or None with ``rec`` marked ``rejected`` (the reason as its detail).
+
+    Examples
+    --------
+    >>> from benchmarks.fuzz import guarded_load
+    >>> rec = {"outcome": None, "detail": ""}
+    >>> guarded_load({"k": 0}, rec) is None, rec["outcome"]
+    (True, 'rejected')
+    """
+    from mechopt import InputError, load_problem
+
+    try:
+        return load_problem(json.loads(json.dumps(doc)))
+    except InputError as err:
+        rec.update(outcome="rejected", detail=str(err))
+        return None
+
+
 def guarded_solve(solver: Callable, doc: dict, rec: dict, timeout: float | None, *,
                   ignore_warnings: bool = False, detailed: bool = False):
     """Solve a copy of ``doc`` under the soft ``timeout``; the result, or None with the failure in ``rec``.
@@ -432,17 +451,15 @@ def check_problem(doc: dict, *, tmpdir: str, rng: np.random.Generator | None = N
     objective_infinite, violation), ``status``, the failure flags of :data:`FAILURES` that
     apply (as keys with a detail), and information (times, gap, the reference's verdict).
     """
-    from mechopt import InputError, Mechanism, MechoptError, load_problem, solve, verify
+    from mechopt import Mechanism, MechoptError, solve, verify
 
     from benchmarks import fuzz_reference as fr
 
     solver = solver or solve
     rng = rng if rng is not None else np.random.default_rng(0)
     rec: dict[str, Any] = {"outcome": None, "detail": "", **categories(doc)}
-    try:
-        problem = load_problem(json.loads(json.dumps(doc)))
-    except InputError as err:
-        rec.update(outcome="rejected", detail=str(err))
+    problem = guarded_load(doc, rec)
+    if problem is None:
         return rec
     # identifiability notes: not the fuzzer's business
     res = guarded_solve(solver, doc, rec, timeout, ignore_warnings=True, detailed=True)

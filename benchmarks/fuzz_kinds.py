@@ -387,12 +387,16 @@ def _check_family_export(res, problem, path: str, rec: dict, k: int) -> None:
         rec["trace"] = traceback.format_exc(limit=6)
 
 
-def _check_matrix_export(res, problem, doc: dict, path: str, rec: dict) -> None:
+def _save_and_reload(res, problem, path: str, rec: dict):
+    """Save the solved mechanism to ``path`` and load it back; ``rec["violation"]`` says what failed.
+
+    A violation: the loaded matrix fails :func:`mechopt.verify` against the problem's notions,
+    the file claims other privacy than the problem, or saving or loading raises. Returns the
+    loaded mechanism (None if loading failed).
+    """
     from mechopt import Mechanism, MechoptError, verify
 
-    from benchmarks import fuzz_reference as fr
-    from benchmarks.fuzz import client_check
-
+    mech = None
     try:
         res.mechanism.save(path)
         mech = Mechanism.load(path)
@@ -402,6 +406,14 @@ def _check_matrix_export(res, problem, doc: dict, path: str, rec: dict) -> None:
             rec["violation"] = "the file's privacy claims differ from the problem's"
     except MechoptError as err:
         rec["violation"] = f"{type(err).__name__}: {err}"
+    return mech
+
+
+def _check_matrix_export(res, problem, doc: dict, path: str, rec: dict) -> None:
+    from benchmarks import fuzz_reference as fr
+    from benchmarks.fuzz import client_check
+
+    mech = _save_and_reload(res, problem, path, rec)
     if "violation" in rec:
         return
     client_check(path, rec)
@@ -562,16 +574,14 @@ def custom_reference(doc: dict, margin: float = 1e-8) -> tuple[str, float | None
 
 
 def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
-    from mechopt import InputError, Mechanism, MechoptError, load_problem, solve, verify
+    from mechopt import solve
 
     from benchmarks import fuzz_reference as fr
-    from benchmarks.fuzz import categories, guarded_solve
+    from benchmarks.fuzz import categories, guarded_load, guarded_solve
 
     rec: dict[str, Any] = {"outcome": None, "detail": "", **categories(doc)}
-    try:
-        problem = load_problem(json.loads(json.dumps(doc)))
-    except InputError as err:
-        rec.update(outcome="rejected", detail=str(err))
+    problem = guarded_load(doc, rec)
+    if problem is None:
         return rec
     res = guarded_solve(solve, doc, rec, timeout)
     if res is None:
@@ -594,15 +604,7 @@ def check_custom(doc: dict, tmpdir: str, *, timeout=None) -> dict:
     rec["outcome"] = "solved"
     path = os.path.join(tmpdir, "mechanism.json")
     notions = list(problem.notions)
-    try:
-        res.mechanism.save(path)
-        mech = Mechanism.load(path)
-        if not verify(mech.matrix, notions).verified:
-            rec["violation"] = "verify against the problem failed"
-        elif mech.privacy != problem.privacy_spec():
-            rec["violation"] = "the file's privacy claims differ from the problem's"
-    except MechoptError as err:
-        rec["violation"] = f"{type(err).__name__}: {err}"
+    mech = _save_and_reload(res, problem, path, rec)
     if "violation" in rec:
         rec["outcome"] = "violation"
         return rec
