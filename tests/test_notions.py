@@ -177,3 +177,35 @@ def test_the_verifier_s_uldp_role_rule_agrees_with_the_notions():
         roles = uldp_roles(Q, sensitive)
         assert [y for y, r in enumerate(roles) if r != "invertible"] == _uldp_protected(Q, sensitive)
         assert all((r == "zero") == (not Q[:, y].any()) for y, r in enumerate(roles))
+
+
+def test_box_prior_vertices_are_the_boxs_vertices():
+    # the definition, one candidate at a time: a vertex of a box cut by sum P = 1 has at most
+    # one coordinate strictly between its bounds
+    import itertools
+
+    from mechopt.notions._lip import box_prior_vertices
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(200):
+        k = int(rng.integers(2, 8))
+        lo = np.round(rng.uniform(0, 1.0 / k, k), int(rng.integers(1, 4)))
+        hi = np.minimum(1, np.round(lo + rng.uniform(0, 0.8, k), int(rng.integers(1, 4))))
+        if lo.sum() > 1 or hi.sum() < 1:
+            continue
+        want = set()
+        for j in range(k):
+            for bits in itertools.product((0, 1), repeat=k - 1):
+                P = [0.0] * k
+                others = [i for i in range(k) if i != j]
+                for i, b in zip(others, bits):
+                    P[i] = float(hi[i] if b else lo[i])
+                rest = 1.0 - math.fsum(P)
+                if lo[j] - 1e-12 <= rest <= hi[j] + 1e-12:
+                    P[j] = min(max(rest, lo[j]), hi[j])
+                    want.add(tuple(round(v, 12) for v in P))
+        got = {tuple(round(float(v), 12) for v in row) for row in box_prior_vertices(lo, hi)}
+        assert got == want, (lo, hi)
+        checked += 1
+    assert checked > 50

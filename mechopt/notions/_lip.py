@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -215,17 +214,21 @@ def box_prior_vertices(lower: np.ndarray, upper: np.ndarray, *, tol: float = 1e-
     k = len(lower)
     if k > 20:
         raise InputError("lower", f"box priors are supported up to 20 inputs, got {k}")
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    # every choice of bounds for the k - 1 other coordinates at once (a k = 20 box: 20 x 2^19
+    # candidates in vectorised blocks; a Python loop over them took 54 s)
+    bits = (np.arange(2 ** (k - 1))[:, None] >> np.arange(k - 1)) & 1
     verts = set()
     for j in range(k):
-        others = [i for i in range(k) if i != j]
-        for bits in itertools.product((0, 1), repeat=k - 1):
-            P = np.empty(k)
-            for i, bit in zip(others, bits):
-                P[i] = upper[i] if bit else lower[i]
-            P[j] = 1.0 - P[others].sum()
-            if lower[j] - tol <= P[j] <= upper[j] + tol:
-                P[j] = min(max(P[j], lower[j]), upper[j])
-                verts.add(tuple(np.round(P, 15)))
+        others = np.array([i for i in range(k) if i != j], dtype=int)
+        P = np.empty((len(bits), k))
+        P[:, others] = np.where(bits == 1, upper[others], lower[others])
+        P[:, j] = 1.0 - P[:, others].sum(axis=1)
+        keep = (lower[j] - tol <= P[:, j]) & (P[:, j] <= upper[j] + tol)
+        P = P[keep]
+        P[:, j] = np.clip(P[:, j], lower[j], upper[j])
+        verts.update(map(tuple, np.round(P, 15)))
     return np.array(sorted(verts))
 
 
