@@ -58,7 +58,10 @@ def _exp_lo(x: Fraction) -> Fraction:
         e = d.exp()
         ulp = Decimal(10) ** (e.adjusted() - 59)
     slack = 3 * ulp if arg_exact else 3 * ulp + abs(e) * Decimal(10) ** -60
-    return Fraction(e - slack)
+    # in exact fractions: Decimal arithmetic out here would round to the caller's context
+    # (28 digits by default), possibly above e^x
+    # e^x >= 1 + x: keeps the bound >= 1 for budgets below the 60th digit (equal entries pass)
+    return max(Fraction(e) - Fraction(slack), 1 + x)
 
 
 @lru_cache(maxsize=65536)

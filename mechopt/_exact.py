@@ -78,7 +78,10 @@ def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction | None]:
         e = d.exp()
         ulp = Decimal(10) ** (e.adjusted() - _PREC + 1)
     slack = 3 * ulp if arg_exact else 3 * ulp + abs(e) * Decimal(10) ** (-_PREC)
-    return Fraction(e - slack), Fraction(e + slack)
+    # in exact fractions: Decimal arithmetic out here would round to the caller's context
+    # (28 digits by default): lo could land above e^x and hi below it
+    # e^x >= 1 + x: keeps lo >= 1 for budgets below the 60th digit (equal entries pass)
+    return max(Fraction(e) - Fraction(slack), 1 + x), Fraction(e) + Fraction(slack)
 
 
 @lru_cache(maxsize=4096)

@@ -198,14 +198,17 @@ export function expBounds(n, d = 1n, bits = 192) {
 }
 
 const CAP = 10000n; // as mechopt._claims: e^x for x beyond 10 000 is first tried as e^10000
+// 1 - 5e-59, the margin under the verifier's 60-digit bracket (see leqExp)
+const MARGIN_DEN = 10n ** 60n;
+const MARGIN_NUM = MARGIN_DEN - 50n;
 
 /**
- * Exactly whether a <= e^eps * b, for non-negative a, b (JS numbers read as their decimals,
- * BigInts or {n, d}) and any rational eps.
+ * Whether a <= e^eps * b is proven, for non-negative a, b (JS numbers read as their decimals,
+ * BigInts or {n, d}) and any rational eps: true only when a <= e^eps (1 - 5e-59) b, false
+ * when a >= e^eps b or inside that sliver (as mechopt verify, whose 60-digit bracket of e^eps
+ * refuses there too: the client never accepts what the verifier refuses).
  *
- * The enclosure of e^eps is refined (64, 128, 256, ... bits) until it decides; it always does,
- * since e^eps is irrational for a rational eps != 0 (Lindemann), and eps = 0 is compared
- * directly.
+ * The enclosure of e^eps is refined (64, 128, 256 bits); eps = 0 is compared directly.
  */
 export function leqExp(a, b, eps) {
   a = rat(a);
@@ -218,16 +221,24 @@ export function leqExp(a, b, eps) {
   const rhsBase = b.n * a.d;
   if (e.n > CAP * e.d) {
     const { lo } = expBounds(CAP, 1n);
-    if (lhs * lo.d <= lo.n * rhsBase) return true;
+    if (lhs * lo.d * MARGIN_DEN <= lo.n * rhsBase * MARGIN_NUM) return true;
   }
+  // e^eps >= 1 + eps, exactly: what mechopt's verifiers also use as a floor of their bound
+  // (equal entries under a budget below the 60th digit pass there, so they pass here)
+  if (lhs * e.d <= (e.d + e.n) * rhsBase) return true;
   const x = typeof eps === "number" ? eps : e.n;
-  for (let bits = 64; ; bits *= 2) {
+  // Accept only below lo * (1 - 5e-59): mechopt's verifiers accept a <= e^eps b only below
+  // their 60-digit lower bound of e^eps, which is >= e^eps (1 - 4e-59) (3.5 units of the
+  // 60th digit and 1e-60 for the argument). So whatever this accepts, `mechopt verify`
+  // accepts too; inside that sliver (never met by a ratio of doubles) the file is refused.
+  for (let bits = 64; bits <= 256; bits *= 2) {
     const { lo, hi } = expBounds(x, e.d, bits);
-    if (lhs * lo.d <= lo.n * rhsBase) return true;
+    if (lhs * lo.d * MARGIN_DEN <= lo.n * rhsBase * MARGIN_NUM) return true;
     if (lhs * hi.d >= hi.n * rhsBase) return false; // hi > e^eps strictly (irrational)
-    if (bits > 1 << 20) throw new RangeError("leqExp: undecided"); // unreachable in practice
   }
+  return false;
 }
+
 
 /**
  * The largest double <= the rational a (a > 0; 0 when a is below the smallest double).

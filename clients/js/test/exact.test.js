@@ -80,6 +80,16 @@ test("leqExp decides a <= e^eps b exactly, at and around the boundary", () => {
   assert.equal(leqExp(1.7976931348623157e308, 5e-324, 1e300), true);
   assert.equal(leqExp(1.7976931348623157e308, 5e-324, 1454), false); // the ratio is e^1454.22...
   assert.equal(leqExp(1.7976931348623157e308, 5e-324, 1455), true);
+  // the sliver under mechopt's 60-digit bracket: 70 digits of e, truncated (below e) by 1e-57
+  // relative is accepted; by 1e-60 it is refused, as mechopt verify refuses it
+  const e70 = 271828182845904523536028747135266249775724709369995957496696762772407n; // floor(e 10^68)
+  const d70 = 10n ** 68n;
+  assert.equal(leqExp({ n: e70 - e70 / 10n ** 57n, d: d70 }, 1n, 1), true);
+  assert.equal(leqExp({ n: e70 - e70 / 10n ** 60n, d: d70 }, 1n, 1), false);
+  assert.equal(leqExp({ n: e70 + 1n, d: d70 }, 1n, 1), false);
+  // a convergent of e^0.5, 4.15e-30 above it (as ratio of two matrix entries): refused
+  assert.equal(leqExp(0.0445827626089761, 0.027040812417034, 0.5), false);
+  assert.equal(leqExp(0.0445827626089761, 0.027040812417034, 0.50000000000001), true);
 });
 
 test("float helpers: floatDown/Up/Nearest, fsum as math.fsum, npSum as numpy", () => {
