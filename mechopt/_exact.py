@@ -9,7 +9,7 @@ interval; :func:`_leq_scaled` decides ``a <= e^x b`` in exact arithmetic (every
 from __future__ import annotations
 
 import math
-from decimal import Decimal, Inexact, localcontext
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, Inexact, localcontext
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Sequence
@@ -90,8 +90,12 @@ def _exp_bounds_dec(x: Fraction) -> tuple[Decimal, Decimal]:
     hi = lo if hi is None else hi
     with localcontext() as ctx:
         ctx.prec = 2 * _PREC
-        # lo/hi have at most ~70 significant digits: exact at this precision
-        return (Decimal(lo.numerator) / Decimal(lo.denominator), Decimal(hi.numerator) / Decimal(hi.denominator))
+        # lo/hi have at most ~70 significant digits (exact here), except the floor 1 + x of a
+        # tiny budget: directed rounding keeps them a bracket either way
+        ctx.rounding = ROUND_FLOOR
+        lo_d = Decimal(lo.numerator) / Decimal(lo.denominator)
+        ctx.rounding = ROUND_CEILING
+        return lo_d, Decimal(hi.numerator) / Decimal(hi.denominator)
 
 
 def _exact_context(ctx) -> None:
