@@ -35,6 +35,7 @@ Run one case again, with every consumer's verdict and the file written out::
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
@@ -551,6 +552,20 @@ def _claim_keys(doc: dict) -> list[tuple[int, str]]:
     return keys
 
 
+def _with(base: dict, **changes) -> dict:
+    """``base`` with some fields replaced (not re-hashed)."""
+    d = dict(base)
+    d.update(changes)
+    return d
+
+
+def _without_key(base: dict, key: str) -> dict:
+    """``base`` without ``key``, re-hashed as a writer would have (the digest of what is left)."""
+    d = rehash({kk: vv for kk, vv in base.items() if kk != key})
+    d.pop(key, None)
+    return d
+
+
 def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     """The seeded mutations of a matrix mechanism file (see the module docstring)."""
     cases: list[Case] = []
@@ -563,15 +578,8 @@ def matrix_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     def add(tag: str, text: str, expect: str | None = None, *, port: bool | None = None) -> None:
         cases.append(Case(f"{name}/{tag}", text, expect, inputs, outputs, portable if port is None else port))
 
-    def doc_with(**changes) -> dict:
-        d = dict(base)
-        d.update(changes)
-        return d
-
-    def _without(key: str) -> dict:
-        d = rehash({kk: vv for kk, vv in base.items() if kk != key})
-        d.pop(key, None)
-        return d
+    doc_with = functools.partial(_with, base)
+    _without = functools.partial(_without_key, base)
 
     add("base", json.dumps(base), "accept")
     add("base-indented", json.dumps(base, indent=1), "accept")
@@ -1117,15 +1125,8 @@ def family_mutations(name: str, base: dict, rng: random.Random) -> list[Case]:
     def add(tag: str, text: str, expect: str | None = None) -> None:
         cases.append(Case(f"{name}/{tag}", text, expect, inputs, [], True))
 
-    def doc_with(**changes) -> dict:
-        d = dict(base)
-        d.update(changes)
-        return d
-
-    def _without(key: str) -> dict:
-        d = rehash({kk: vv for kk, vv in base.items() if kk != key})
-        d.pop(key, None)
-        return d
+    doc_with = functools.partial(_with, base)
+    _without = functools.partial(_without_key, base)
 
     def fam_with(**changes) -> dict:
         f = dict(fam)
