@@ -36,7 +36,7 @@ SEED = 20240601
 
 from mechopt._errors import InputError, SolverError  # noqa: E402
 from mechopt._notions import Notion  # noqa: E402
-from mechopt.solvers._structure import column_system  # noqa: E402
+from mechopt.solvers.labeled._structure import column_system  # noqa: E402
 
 
 def old_cdd_rays(A: np.ndarray, k: int) -> np.ndarray:
@@ -179,7 +179,7 @@ def _problem(case: str, k: int):
 
 def _ray_lp_value(problem, V: np.ndarray) -> float | None:
     from mechopt._objectives import column_utility
-    from mechopt.solvers._raylp import solve_ray_lp
+    from mechopt.solvers.free._raylp import solve_ray_lp
 
     if V.shape[1] == 0:
         return None
@@ -198,7 +198,7 @@ def run_old(case: str, k: int) -> dict:
 
 def run_new(case: str, k: int) -> dict:
     from mechopt import solve
-    from mechopt.solvers._rays import enumerate_rays
+    from mechopt.solvers.free._rays import enumerate_rays
 
     p = _problem(case, k)
     t0 = time.perf_counter()

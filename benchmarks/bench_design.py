@@ -3,7 +3,7 @@
     python -m benchmarks.bench_design [--quick] [--md docs/baselines.md] [--json out.json]
 
 1. **Non-uniform p0** (Dirichlet(1), seed 20240601 + k), ε-LDP, ε = 1: column generation
-   over the staircases with exact pricing (:mod:`mechopt.solvers._design_cg`), through
+   over the staircases with exact pricing (:mod:`mechopt.solvers.design._colgen`), through
    ``mechopt.solve``. Reported: wall time, status, risk, proven bound, relative gap, the
    exact pricing's share, peak RSS; baseline ratio = best standard mechanism / optimum.
 2. **Uniform p0**: the subset-selection orbit (any k), the exported family verified
@@ -116,7 +116,7 @@ def run_simulation(k: int, n: int = 100_000, runs: int = 5, exact_runs: int = 1)
 
 def table(ks=(10, 100, 1000), epss=(0.5, 1.0, 2.0, 4.0)) -> list[dict]:
     from mechopt import baselines
-    from mechopt.solvers._design_orbit import best_subset_size
+    from mechopt.solvers.design._orbit import best_subset_size
 
     rows = []
     for k in ks:

@@ -9,7 +9,7 @@ same problem as before this module existed.
 * ``geo`` — metric privacy on at most 8 places (grids with Manhattan edges, random points
   with Euclidean distances, random graphs), clustered priors, squared or absolute loss,
   labeled outputs, solved with ``method="ipm"`` or ``method="relax"``; the route's own
-  functions (:func:`mechopt.solvers._metric_route.solve_metric_ipm`, and
+  functions (:func:`mechopt.solvers.metric._route.solve_metric_ipm`, and
   ``solve_metric_relaxed`` at a random threshold, which forces a genuine relaxation even
   where ``solve`` falls back to the LP at such small sizes) are judged too: their bounds
   may not exceed a verified channel of the all-pairs reference LP.
@@ -133,8 +133,8 @@ def geo_problem(rng: np.random.Generator) -> tuple[dict, dict]:
 def check_geo_routes(doc: dict, rec: dict, witness_value: float | None) -> None:
     """Judge the IPM and one relaxation called directly: bounds below the verified reference channel."""
     from mechopt import load_problem
-    from mechopt.solvers._metric_lp import kept_budgets
-    from mechopt.solvers._metric_route import solve_metric_ipm, solve_metric_relaxed
+    from mechopt.solvers.metric._decompose import kept_budgets
+    from mechopt.solvers.metric._route import solve_metric_ipm, solve_metric_relaxed
 
     from benchmarks import fuzz_reference as fr
 

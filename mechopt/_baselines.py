@@ -33,7 +33,7 @@ Scoring (the ``scored_by`` field says which):
 
 * ``"orbit"`` — ``estimation_variance`` with a uniform ``p0``: the exact risk
   ``(k-1)/sum_d u_d α_d`` of an S_k-invariant mixture
-  (:mod:`mechopt.solvers._design_orbit`); ``mutual_information`` and
+  (:mod:`mechopt.solvers.design._orbit`); ``mutual_information`` and
   ``histogram_mse`` with a uniform prior: one representative column per ``d``.
 * ``"channel"`` — the family's channel when it has at most
   :data:`mechopt.families._estimate.MAX_CHANNEL_OUTPUTS` outputs (Hadamard response
@@ -99,7 +99,7 @@ def _mixture_from_bits(k: int, p: float, q: float) -> list[tuple[int, float]]:
 def baseline_families(k: int, epsilon: float, inputs, *, high_low_sensitive=None) -> list[dict]:
     """``[{"name", "source", "family" (spec)}]`` of the standard mechanisms at ``epsilon``."""
     from .families import HadamardFamily, SubsetMixture
-    from .solvers._design_route import ratio_below
+    from .solvers.design._route import ratio_below
 
     r = ratio_below(epsilon)
     e = math.exp(epsilon)
@@ -159,7 +159,7 @@ def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
     from .families import SubsetMixture
     from .families._estimate import MAX_CHANNEL_OUTPUTS, family_channel, subset_risk_uniform
     from .families._spec import approx_count
-    from .solvers._design_orbit import is_uniform
+    from .solvers.design._orbit import is_uniform
 
     obj = problem.objective
     kind = obj.kind

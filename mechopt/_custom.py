@@ -1,7 +1,7 @@
 """Built-in additions to the utility: minimax loss, weighted sums, constraints on the channel.
 
 Everything here is *linear in the channel* (or a maximum of linear forms), so it is
-added to the labeled LP of :mod:`mechopt.solvers._labeled` as extra rows — the same
+added to the labeled LP of :mod:`mechopt.solvers.labeled._lp` as extra rows — the same
 reduced privacy rows, the same safe bound — and to the cvxpy model of
 :mod:`mechopt._model` as the same linear forms. One home for each form:
 
@@ -282,7 +282,7 @@ def channel_map(n: int, n_q: int, m: int, st: dict) -> sp.csr_matrix:
 
     The channel is ``x[:n_q]``, except for ULDP alone, where a candidate column's
     variables hold the protected part only and the invertible masses are added
-    (see :func:`mechopt.solvers._labeled.build_lp`).
+    (see :func:`mechopt.solvers.labeled._lp.build_lp`).
     """
     T = sp.eye(n_q, n, format="csr")
     split = st.get("split_mass")
@@ -333,7 +333,7 @@ def labeled_extension(problem) -> LabeledExtension:
     Each minimax term ``w max_x l_x(Q)`` gets a variable ``t' in [0, 1]`` with
     ``t = Lmin + (Lmax - Lmin) t'``: every row loss is a convex combination of the entries
     of ``L``, so some optimal solution has ``t'`` in the box [0, 1] the safe bound needs
-    (:func:`mechopt.solvers._safe_bound.lp_lower_bound`); the constant ``w Lmin`` is the
+    (:func:`mechopt.solvers.backends._safe_bound.lp_lower_bound`); the constant ``w Lmin`` is the
     offset.
     """
     obj = problem.objective

@@ -9,7 +9,7 @@
    1e-12. The smaller matrix is verified again, exactly, and the drop is kept only if it
    passes; the certificate records it (``dropped_outputs``). (Outputs of larger but
    still negligible mass left by an interior-point solver are pruned earlier, with the
-   risk re-checked: :func:`mechopt.solvers._design.prune_small_outputs`.)
+   risk re-checked: :func:`mechopt.solvers.design._convex.prune_small_outputs`.)
 2. **Identifiability is recorded.** The certificate gets ``identifiability``
    (``identifiable``, ``rank``, ``merged_inputs``); when the reports cannot identify the
    input distribution, :func:`finalize_export` warns (:class:`IdentifiabilityWarning`)

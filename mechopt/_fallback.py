@@ -89,7 +89,7 @@ def best_constant_row(obj, m: int) -> np.ndarray:
         block[:, :m] = t.loss
         block[:, m + i] = -1.0
         rows.append(block)
-    from .solvers._backends import get_backend
+    from .solvers.backends._adapters import get_backend
 
     A_ub = np.vstack(rows) if rows else None
     b_ub = np.zeros(A_ub.shape[0]) if rows else None

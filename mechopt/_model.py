@@ -3,7 +3,7 @@
 :func:`model` returns a :class:`ChannelModel`: a cvxpy ``Variable`` ``Q`` (k × m,
 non-negative) and the constraints that make it a private channel — rows summing to 1
 and every privacy notion in the *reduced* form of the labeled LP
-(:func:`mechopt.solvers._labeled.build_lp`: clique groups with two auxiliary variables
+(:func:`mechopt.solvers.labeled._lp.build_lp`: clique groups with two auxiliary variables
 per column, implied E-LDP pairs dropped, one auxiliary ``s = P·q`` per LIP prior). You
 write any convex objective and extra constraints in plain cvxpy, solve with any
 installed cvxpy solver, and hand the problem back (:meth:`ChannelModel.finish`, or
@@ -22,7 +22,7 @@ below it; your non-linear convex constraints ``h(Q) <= 0`` enter a Lagrangian wi
 cvxpy's multipliers ``λ >= 0`` (weak duality); your affine constraints stay as LP rows.
 Minimising the maximum of the linearisations over the privacy polytope is an LP, solved
 by HiGHS and bounded safely from its dual (Neumaier–Shcherbina,
-:func:`mechopt.solvers._safe_bound.lp_lower_bound`); more linearisation points are added
+:func:`mechopt.solvers.backends._safe_bound.lp_lower_bound`); more linearisation points are added
 at the LP's minimisers (Kelley's cutting planes) until the gap closes. Every ``max`` of
 affine functions of ``Q`` in the objective is first replaced by an epigraph variable with
 one row per piece (:func:`_lift`), so a minimax objective is certified by one
@@ -433,7 +433,7 @@ def model(privacy: Any, inputs: Any = None, outputs: Any = None, *, invertible: 
     >>> m.Q.shape, m.stats["privacy_rows"]       # 4 columns x (4 + 4 + 1) clique rows
     ((4, 4), 36)
     """
-    from .solvers._labeled import build_lp
+    from .solvers.labeled._lp import build_lp
 
     cp = _cp()
     problem, notions, labels, outs = _resolve(privacy, inputs, outputs)

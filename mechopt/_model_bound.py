@@ -3,7 +3,7 @@
 See :mod:`mechopt._model` for the method: each linearisation ``f(P) + g·(Q - P)`` of a
 convex objective lies below it, so minimising the maximum of the linearisations over the
 privacy polytope (an LP solved by HiGHS, bounded safely from its dual by
-:func:`mechopt.solvers._safe_bound.lp_lower_bound`) bounds the optimum; cutting planes
+:func:`mechopt.solvers.backends._safe_bound.lp_lower_bound`) bounds the optimum; cutting planes
 are added at the LP's minimisers until the gap closes. Also the input helpers shared by
 :func:`mechopt.model` and :func:`mechopt.solve_sublinear`.
 
@@ -273,8 +273,8 @@ def _kelley(L, Q, k, m, n, A_ub, b_ub, A_eq, b_eq, points, lifted, *, target: fl
     lifted maxima (box: their pieces' range over the entries' box), and the epigraph
     ``t`` of the cuts (box: the cuts' range).
     """
-    from .solvers._backends import choose
-    from .solvers._safe_bound import lp_lower_bound
+    from .solvers.backends._adapters import choose
+    from .solvers.backends._safe_bound import lp_lower_bound
 
     t0 = time.perf_counter()
     n_q = k * m

@@ -16,12 +16,12 @@ from .notions import LDP, LIP
 from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers._labeled import LabeledSolution, solve_labeled
-from .solvers._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
-from .solvers._rays import MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions
-from .solvers._safe_bound import ray_upper_bound
-from .solvers._structure import BUDGET_CAP
-from .solvers._backends import retry_note, retry_order, solve_with_retry
+from .solvers.labeled._lp import LabeledSolution, solve_labeled
+from .solvers.free._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
+from .solvers.free._rays import MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions
+from .solvers.backends._safe_bound import ray_upper_bound
+from .solvers.labeled._structure import BUDGET_CAP
+from .solvers.backends._adapters import retry_note, retry_order, solve_with_retry
 from .solvers._repair import repair
 
 
@@ -87,7 +87,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``"auto"``; for free outputs ``"rays"`` (enumerate extreme rays) or
         ``"colgen"`` (column generation with exact pricing: MMSE, histogram MSE, mutual
         information, Bayes risk on LDP, block, high-low, ULDP, LIP; see
-        :mod:`mechopt.solvers._free_route`) or ``"orbit"`` (LDP, uniform prior); for
+        :mod:`mechopt.solvers.free._route`) or ``"orbit"`` (LDP, uniform prior); for
         ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
         metric privacy ``"ipm"`` (structured interior-point method, any prior; the
         default from 25 places where it was measured to win: pairs with a band order,
@@ -131,7 +131,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     if method not in METHODS:
         raise InputError("method", f"unknown method {method!r}; expected one of {list(METHODS)}")
     if backend != "auto":
-        from .solvers._backends import get_backend
+        from .solvers.backends._adapters import get_backend
 
         get_backend(backend)  # an unknown back-end is bad input, raised before any solving
     show = (not quiet) if progress is None else progress
@@ -462,7 +462,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
     if obj.kind == "estimation_variance":
         return _solve_design(problem, method, show, timings)
-    from .solvers._free_route import route
+    from .solvers.free._route import route
 
     routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen (issue 10)
     if routed is not None:

@@ -19,10 +19,10 @@ from ._result import SolveResult
 from ._errors import InputError
 from ._solve import DESIGN_CVXPY_MAX_RAYS, Progress, _fail, _finish
 from .notions import LDP
-from .solvers._design import (DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe,
+from .solvers.design._convex import (DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe,
                                design_lower_bound)
-from .solvers._rays import DoubleDescriptionError, enumerate_rays, ray_count_estimate, relax_notions
-from .solvers._structure import BUDGET_CAP
+from .solvers.free._rays import DoubleDescriptionError, enumerate_rays, ray_count_estimate, relax_notions
+from .solvers.labeled._structure import BUDGET_CAP
 
 
 def _unit_allowed(problem: Problem, x: int) -> bool:
@@ -81,7 +81,7 @@ def _relaxed_rays(problem: Problem, relaxed: list):
 
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
 
-    from .solvers._design_route import route
+    from .solvers.design._route import route
 
     routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
     if routed is None:

@@ -9,7 +9,7 @@ differential privacy*; the argument holds for any cone) ::
 
 This module solves it for a Python callable ``mu``:
 
-* the rays come from :func:`mechopt.solvers._rays.enumerate_rays` (the same enumerators
+* the rays come from :func:`mechopt.solvers.free._rays.enumerate_rays` (the same enumerators
   as the built-in utilities), or — with a *pricing oracle* — column generation starts
   from the constant column and asks the oracle for columns of positive reduced value;
 * before use, ``mu`` is checked numerically on points of the cone (the rays, conic
@@ -187,7 +187,7 @@ def check_sublinear(mu: Utility, V: np.ndarray, *, n: int = 64, seed: int = 0, t
 def _in_cone(v: np.ndarray, notions: list[Notion]) -> bool:
     """Is ``v`` a column some channel may have (ULDP: protected, or invertible at a non-sensitive input)?"""
     from .notions import LDP
-    from .solvers._rays import _satisfies
+    from .solvers.free._rays import _satisfies
 
     if not v.sum() > 0:
         return False
@@ -243,8 +243,8 @@ def solve_sublinear(privacy: Any, mu: Callable, inputs: Any = None, *, name: str
         When ``mu`` raises, returns a non-finite value or fails the sublinearity check;
         when ``pricing`` returns something that is not columns of the cone.
     """
-    from .solvers._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
-    from .solvers._structure import BUDGET_CAP
+    from .solvers.free._rays import MAX_ENUMERATED, enumerate_rays, ray_count_estimate, relax_notions
+    from .solvers.labeled._structure import BUDGET_CAP
 
     t_start = time.perf_counter()
     notions, labels = _resolve(privacy, inputs)
@@ -287,9 +287,9 @@ class _Failed(Exception):
 
 def _solve(f, notions, labels, pricing, enumerable, estimate, all_rays, backend, max_iter, checks, seed, scale,
            name, timings, stats, t_start) -> SolveResult:
-    from .solvers._raylp import channel_from_rays, solve_ray_lp
+    from .solvers.free._raylp import channel_from_rays, solve_ray_lp
     from .solvers._repair import repair
-    from .solvers._safe_bound import ray_upper_bound
+    from .solvers.backends._safe_bound import ray_upper_bound
 
     k = len(labels)
 
@@ -396,7 +396,7 @@ def _invertible_flags(V: np.ndarray, notions: list[Notion]) -> np.ndarray:
 
 def _column_generation(f: Utility, pricing: Callable, notions, k, backend, max_iter, checks, seed, timings):
     """Column generation with the user's oracle: ``(V, w, d, upper, points checked, iterations)`` or a message."""
-    from .solvers._raylp import solve_ray_lp
+    from .solvers.free._raylp import solve_ray_lp
 
     if not callable(pricing):
         raise InputError("pricing", f"must be a callable pricing(d) -> (columns, upper), got {pricing!r}")

@@ -1,4 +1,4 @@
-"""LP back-ends (mechopt/solvers/_backends.py), parametrised over every installed one.
+"""LP back-ends (mechopt/solvers/backends/_adapters.py), parametrised over every installed one.
 
 Each back-end must give the same optimum, the same dual sign convention and the same
 statuses on LPs whose answers are known by hand, and the whole pipeline must reach the
@@ -14,7 +14,7 @@ import pytest
 
 import mechopt
 from mechopt._errors import InputError
-from mechopt.solvers._backends import LinearProgram, choose, get_backend, installed_backends, register_backend
+from mechopt.solvers.backends._adapters import LinearProgram, choose, get_backend, installed_backends, register_backend
 
 BACKENDS = installed_backends()
 
@@ -107,6 +107,6 @@ def test_a_registered_backend_is_used_by_name():
         assert calls and r.status == "optimal"
         assert r.objective == pytest.approx(2 / (math.e + 2), rel=1e-9)
     finally:
-        from mechopt.solvers import _backends
+        from mechopt.solvers.backends import _adapters as _backends
 
         _backends._REGISTRY.pop("counting")

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from mechopt import estimation_risk, solve
-from mechopt.solvers._backends import get_backend
-from mechopt.solvers._design import design_cvxpy
-from mechopt.solvers._design_cg import column_generation_design, restricted_design
-from mechopt.solvers._design_pricing import ExplicitPricer, StaircasePricer
-from mechopt.solvers._rays import enumerate_rays, ldp_rays
+from mechopt.solvers.backends._adapters import get_backend
+from mechopt.solvers.design._convex import design_cvxpy
+from mechopt.solvers.design._colgen import column_generation_design, restricted_design
+from mechopt.solvers.design._pricing import ExplicitPricer, StaircasePricer
+from mechopt.solvers.free._rays import enumerate_rays, ldp_rays
 
 
 def _all_staircases(k):

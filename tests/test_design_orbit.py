@@ -9,9 +9,9 @@ import pytest
 
 from mechopt import estimation_risk, solve
 from mechopt.families import FamilyMechanism, SubsetMixture, simulate_subset_counts, subset_inversion
-from mechopt.solvers._design import design_cvxpy
-from mechopt.solvers._design_orbit import best_subset_size, orbit_certificate, subset_selection_risk
-from mechopt.solvers._rays import ldp_rays
+from mechopt.solvers.design._convex import design_cvxpy
+from mechopt.solvers.design._orbit import best_subset_size, orbit_certificate, subset_selection_risk
+from mechopt.solvers.free._rays import ldp_rays
 
 
 def ye_barg_risk(k, eps, d):
@@ -86,7 +86,7 @@ def test_simulated_users_land_within_the_predicted_risk():
     # 8 runs of 100 000 users at k = 40 (the k = 1000 run is in benchmarks/bench_design.py)
     k, eps, n = 40, 1.0, 100_000
     d, risk = best_subset_size(k, eps)
-    from mechopt.solvers._design_route import ratio_below
+    from mechopt.solvers.design._route import ratio_below
 
     fam = SubsetMixture.from_spec(SubsetMixture.spec(ratio_below(eps), [(d, 1.0)]), k)
     rng = np.random.default_rng(2024)

@@ -1,4 +1,4 @@
-"""The exact double description (mechopt/solvers/_exact_dd.py), checked against facts it
+"""The exact double description (mechopt/solvers/free/_exact_dd.py), checked against facts it
 does not compute itself: an independent enclosure of e^x (the verifier's, and decimal
 arithmetic), exhaustive vertex enumeration in Fractions, the double description over every
 prior vertex (another formulation of the box cone), scaling laws, and the labeled LP."""
@@ -14,9 +14,9 @@ import pytest
 import mechopt
 from mechopt import BPLIP, ELDP, LDP, LIP, MetricLDP
 from mechopt._exact import exact, exp_bounds
-from mechopt.solvers._exact_dd import (_integer_row, _lip_rows, box_lip_rays, box_vertices, budget_factors,
+from mechopt.solvers.free._exact_dd import (_integer_row, _lip_rows, box_lip_rays, box_vertices, budget_factors,
                                        cone_rows, exact_inner_outer, expm1_bounds, ppl_cone_rays)
-from mechopt.solvers._rays import eldp_rays
+from mechopt.solvers.free._rays import eldp_rays
 
 
 def _random_box(k, seed, width=0.15):
@@ -127,7 +127,7 @@ def test_box_rays_match_the_double_description_over_every_prior_vertex(k, seed, 
 @pytest.mark.parametrize("k,seed", [(3, 5), (4, 6), (4, 7), (5, 8)])
 def test_box_rows_left_out_are_redundant(k, seed):
     """The box's rows that cannot be tight (box_rows) are left out: the same cone."""
-    from mechopt.solvers._exact_dd import box_rows
+    from mechopt.solvers.free._exact_dd import box_rows
 
     lower, upper = _random_box(k, seed)
     r = budget_factors(1.3)[0]
@@ -186,7 +186,7 @@ def test_metric_rays_come_from_the_edges_not_from_float_shortest_paths():
              [3, 4, 0.2297497439513524], [4, 5, 1.6638864305604903], [3, 5, 0.20492930030626658],
              [1, 4, 1.5133798035738992]]
     n = MetricLDP(1.3, edges=edges).bind([str(i) for i in range(6)])
-    from mechopt.solvers._exact_dd import eldp_budgets
+    from mechopt.solvers.free._exact_dd import eldp_budgets
 
     V = eldp_rays(eldp_budgets([n], 6), 6)
     inner, outer = exact_inner_outer([n], 6)

@@ -196,7 +196,7 @@ def test_eldp_mutual_information_ray_lp_failure_is_retried():
 
 def test_eldp_mutual_information_every_backend_failing_gives_group_rr(monkeypatch):
     import mechopt._solve as S
-    from mechopt.solvers._raylp import RaySolution
+    from mechopt.solvers.free._raylp import RaySolution
 
     tried = []
 
@@ -219,7 +219,7 @@ def test_eldp_mutual_information_every_backend_failing_gives_group_rr(monkeypatc
 
 
 def test_forced_highs_failure_is_retried_on_interior_point(monkeypatch):
-    from mechopt.solvers._backends import HighsAdapter, LPSolution
+    from mechopt.solvers.backends._adapters import HighsAdapter, LPSolution
 
     real = HighsAdapter.solve
 
@@ -243,7 +243,7 @@ def test_forced_highs_failure_is_retried_on_interior_point(monkeypatch):
 
 def test_forced_labeled_failure_is_retried_through_cvxpy(monkeypatch):
     import mechopt._solve as S
-    from mechopt.solvers._labeled import LabeledSolution
+    from mechopt.solvers.labeled._lp import LabeledSolution
 
     real = S.solve_labeled
     engines = []

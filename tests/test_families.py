@@ -25,7 +25,7 @@ from mechopt.families import (
     subset_inversion,
 )
 from mechopt.runtime import estimate_em
-from mechopt.solvers._design_route import ratio_below
+from mechopt.solvers.design._route import ratio_below
 
 K = 6
 INPUTS = [str(i) for i in range(K)]

@@ -1,4 +1,4 @@
-"""Geo inputs, spanner mode, baselines, maps, and the decomposition LP (solvers/_metric_lp.py)."""
+"""Geo inputs, spanner mode, baselines, maps, and the decomposition LP (solvers/metric/_decompose.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import mechopt
 from mechopt import InputError, MetricLDP, verify
 from mechopt.geo import (Places, bayesian_remap, exact_baseline, expand_places, exponential_mechanism,
                          planar_laplace, plot_expected_error, plot_reporting, prior_from_counts, spanner)
-from mechopt.solvers._metric_lp import solve_metric_lp
+from mechopt.solvers.metric._decompose import solve_metric_lp
 
 from _geo_cases import clustered
 

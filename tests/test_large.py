@@ -154,7 +154,7 @@ def test_sparse_master_matches_a_dense_lp_and_survives_pruning():
     # the dense ray LP: same value, duals feasible and optimal for it (scipy, independent)
     from scipy.optimize import linprog
 
-    from mechopt.solvers._colgen import Master
+    from mechopt.solvers.free._colgen import Master
 
     rng = np.random.default_rng(5)
     k, n, a = 9, 60, math.e - 1

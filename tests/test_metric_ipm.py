@@ -1,5 +1,5 @@
-"""The structured interior-point method for the labeled metric LP (solvers/_metric_ipm.py,
-solvers/_metric_route.py), checked against one plain HiGHS LP of the whole problem."""
+"""The structured interior-point method for the labeled metric LP (solvers/metric/_ipm.py,
+solvers/metric/_route.py), checked against one plain HiGHS LP of the whole problem."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from scipy.optimize import linprog
 
 import mechopt
 from mechopt.geo import Places
-from mechopt.solvers._metric_ipm import BandBlocks, DenseBlocks, band_order, metric_ipm
-from mechopt.solvers._metric_route import (relaxation_levels, safe_bound_from_duals, solve_metric_ipm,
+from mechopt.solvers.metric._ipm import BandBlocks, DenseBlocks, band_order, metric_ipm
+from mechopt.solvers.metric._route import (relaxation_levels, safe_bound_from_duals, solve_metric_ipm,
                                            solve_metric_relaxed)
 
 from _geo_cases import clustered
@@ -166,7 +166,7 @@ def test_ipm_on_outputs_other_than_the_inputs():
 
 
 def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
-    from mechopt.solvers._metric_route import ipm_preferred
+    from mechopt.solvers.metric._route import ipm_preferred
 
     def grid_E(n):
         pl = Places.grid(n, n)
@@ -186,7 +186,7 @@ def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
 
 
 def test_auto_falls_back_to_the_decomposition_when_the_ipm_does_not_close_the_gap(monkeypatch):
-    import mechopt.solvers._metric_route as route
+    import mechopt.solvers.metric._route as route
 
     E, cost, doc = _problem(5, "grid", 9)  # (a seed whose prior has no symmetry: no orbit LP)
     real = route.solve_metric_ipm

@@ -15,10 +15,10 @@ import pytest
 
 from mechopt._problem import Objective
 from mechopt.notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP
-from mechopt.solvers._colgen import decompose
-from mechopt.solvers._pricing import LipSlice, Staircases, price
-from mechopt.solvers._pricing_lip import lip_chord_duals, near_chord_vertices
-from mechopt.solvers._rays import enumerate_rays, ldp_rays, lip_slice_vertices
+from mechopt.solvers.free._colgen import decompose
+from mechopt.solvers.free._pricing import LipSlice, Staircases, price
+from mechopt.solvers.free._pricing_lip import lip_chord_duals, near_chord_vertices
+from mechopt.solvers.free._rays import enumerate_rays, ldp_rays, lip_slice_vertices
 
 KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import mechopt
 from mechopt import ELDP
-from mechopt.solvers._exact_dd import inner_outer_rays
-from mechopt.solvers._rays import eldp_rays
+from mechopt.solvers.free._exact_dd import inner_outer_rays
+from mechopt.solvers.free._rays import eldp_rays
 
 
 @st.composite

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 import mechopt
 from mechopt._notions import ELDP
-from mechopt.solvers._structure import _closure, prune_pairs
-from mechopt.solvers._symmetry import automorphisms
+from mechopt.solvers.labeled._structure import _closure, prune_pairs
+from mechopt.solvers.labeled._symmetry import automorphisms
 
 
 def grid_problem(n: int, eps: float, prior=None) -> dict:

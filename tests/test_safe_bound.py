@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from mechopt.solvers._safe_bound import lp_lower_bound, ray_upper_bound
+from mechopt.solvers.backends._safe_bound import lp_lower_bound, ray_upper_bound
 
 
 def solve_exact(M: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] | None:
@@ -150,7 +150,7 @@ def test_ldp_labeled_lp_bound_is_the_krr_error(eps):
 
 import scipy.sparse as sp  # noqa: E402
 
-from mechopt.solvers._safe_bound import residual_interval, safe_lower_bound  # noqa: E402
+from mechopt.solvers.backends._safe_bound import residual_interval, safe_lower_bound  # noqa: E402
 
 
 def _exact_lagrangian(c, lo, hi, A_ub, b_ub, y_ub, A_eq, b_eq, y_eq) -> Fraction:

@@ -594,8 +594,8 @@ def test_separable_column_generation_is_proven_and_agrees_with_enumeration(k, ki
 
 def test_exact_separable_pricing_is_the_maximum_over_all_slice_vertices():
     from mechopt._problem import load_problem
-    from mechopt.solvers._raylp import _slice_terms, price_separable_exact
-    from mechopt.solvers._rays import lip_slice_vertices
+    from mechopt.solvers.free._raylp import _slice_terms, price_separable_exact
+    from mechopt.solvers.free._rays import lip_slice_vertices
 
     rng = np.random.default_rng(9)
     k, eps = 7, 1.3
@@ -875,7 +875,7 @@ def test_a_solver_that_says_infeasible_gives_the_best_verified_channel(tmp_path,
     response, which is the optimum of 3 inputs under 1-LDP with Hamming loss, 2/(2+e),
     against 2/3 for every constant channel."""
     import mechopt._solve as S
-    from mechopt.solvers._labeled import LabeledSolution
+    from mechopt.solvers.labeled._lp import LabeledSolution
 
     def infeasible(*args, **kwargs):
         return LabeledSolution("infeasible", None, None, "highs: The problem is infeasible.", {})
@@ -1005,7 +1005,7 @@ def test_missing_backend_is_bad_input(outputs, kind):
 def test_wrong_solver_answer_is_caught_by_the_exact_check(monkeypatch):
     """A back-end that returns a non-private 'optimum' is caught: its channel is never exported."""
     import mechopt._solve as S
-    from mechopt.solvers._raylp import RaySolution
+    from mechopt.solvers.free._raylp import RaySolution
 
     def liar(V, mu, *, backend="highs"):
         # weights that do not make the rows sum to 1: renormalising the rows breaks LDP

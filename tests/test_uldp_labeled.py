@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 
 import mechopt
 from mechopt.notions import LIP
-from mechopt.solvers._labeled import _merge_limits
+from mechopt.solvers.labeled._lp import _merge_limits
 
 ROOT = str(Path(__file__).resolve().parents[1])
 if ROOT not in sys.path:  # plain `pytest` does not put the repository root on sys.path
@@ -305,7 +305,7 @@ def test_the_milp_runs_on_a_retry_with_the_other_lp_method():
     """solve_labeled retries a component with backend "other" (the LP method not tried); the MILP
     asked the registry for a back-end named "other" and raised (found at k = 15 with δ-LIP,
     where the first attempt's safe branch and bound left a gap)."""
-    from mechopt.solvers._labeled import solve_labeled
+    from mechopt.solvers.labeled._lp import solve_labeled
 
     problem = mechopt.load_problem(_two_input_problem())
     cost = problem.objective.prior[:, None] * problem.objective.loss

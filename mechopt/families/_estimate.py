@@ -12,7 +12,7 @@ combination ``p̂ = sum_d λ_d p̂^(d)`` with ``sum λ_d = 1``. mechopt takes
 ``λ_d ∝ n_d (p_d - q_d)^2 / (π_d (1 - π_d))``, ``π_d = d/k`` — inverse-variance weights at
 the uniform distribution, where the combination's total variance is
 ``(k - 1) / sum_d n_d α_d``, the Cramér–Rao risk ``tr(B J^-1 B^T) / n`` of the design
-(``α_d`` in :mod:`mechopt.solvers._design_orbit`). Its variance at ``p`` is ::
+(``α_d`` in :mod:`mechopt.solvers.design._orbit`). Its variance at ``p`` is ::
 
     Var p̂_x = sum_d λ_d^2 π_{d,x} (1 - π_{d,x}) / (n_d (p_d - q_d)^2),
     π_{d,x} = q_d + (p_d - q_d) p_x.
@@ -261,9 +261,9 @@ def subset_risk_uniform(family: SubsetMixture) -> float:
     """Cramér–Rao risk ``tr(B J^-1 B^T)`` of a subset mixture at the uniform distribution.
 
     Every S_k-invariant channel has ``J = a B^T B``, so the risk is ``(k-1)/a`` with
-    ``a = sum_d weight_d α_d(ratio)``; ``α_d`` is in :mod:`mechopt.solvers._design_orbit`.
+    ``a = sum_d weight_d α_d(ratio)``; ``α_d`` is in :mod:`mechopt.solvers.design._orbit`.
     """
-    from ..solvers._design_orbit import subset_alpha
+    from ..solvers.design._orbit import subset_alpha
 
     k = family.k
     a = sum(float(w) * subset_alpha(k, float(family.ratio), d) for d, w in family.components)

@@ -134,7 +134,7 @@ class LIP(Notion):
         """Vertices of the slice ``{P·q = 1, e^-ε <= q <= e^ε}``: all coordinates at a bound but one."""
         if self.delta > 0:
             return None
-        from ..solvers._rays import lip_slice_vertices
+        from ..solvers.free._rays import lip_slice_vertices
 
         return lip_slice_vertices(self.prior, self.epsilon)
 
@@ -315,7 +315,7 @@ class BPLIP(Notion):
         return _lip_ties(self.epsilon, 0.0, k, below)
 
     def ray_count(self, k: int) -> int | None:
-        # a box's rays come from chains of 3 input sets (solvers/_exact_dd.py, measured
+        # a box's rays come from chains of 3 input sets (solvers/free/_exact_dd.py, measured
         # 0.2-0.45 of 3^k); a list of priors goes through the double description
         return 3**k // 2 if self.lower is not None else None
 

@@ -68,7 +68,7 @@ def tied_rows(notions, k: int, *, exact: bool = False, below: float | None = Non
         return a
 
     for n in notions:
-        # a component view of a notion (solvers/_labeled.py) has only the E-matrix view
+        # a component view of a notion (solvers/labeled/_lp.py) has only the E-matrix view
         pairs = n.tie_groups(k, below=below) if hasattr(n, "tie_groups") else Notion.tie_groups(n, k, below=below)
         for a, b in pairs:
             parent[find(a)] = find(b)

@@ -4,13 +4,13 @@
 ``E`` (no lazy pairs: the IPM's cost grows with the pairs only through sparse products),
 lifts the final iterate into the cone (:func:`._metric_lp.snap_to_cone`) and bounds the
 optimum from the iterate's duals ``(mu, pi)`` with the safe bound of
-:mod:`._safe_bound` — per output, ``min (c_y - mu + A'pi_y) . q`` over the box
+:mod:`mechopt.solvers.backends._safe_bound` — per output, ``min (c_y - mu + A'pi_y) . q`` over the box
 ``0 <= q <= 1`` with the pair coefficients rounded outward, plus ``sum(mu)``: weak
 duality for the Lagrangian relaxation of the row sums and the pair rows, valid for any
 multipliers, so an iterate stopped early (time limit, stall) still has a proven bound.
 
 :func:`metric_labeled` is what :func:`._labeled.solve_labeled` calls: ``method="ipm"``
-runs the IPM, ``"decompose"`` the decomposition over outputs (:mod:`._metric_lp`), and
+runs the IPM, ``"decompose"`` the decomposition over outputs (:mod:`mechopt.solvers.metric._decompose`), and
 ``"auto"`` the IPM where it was measured to win (:func:`ipm_preferred`), then the decomposition
 with the time left if the IPM's proven gap is above the tolerance (the better channel
 and the larger bound are kept). Measured in docs/geo.md.
@@ -33,9 +33,9 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ._metric_lp import kept_budgets
-from ._metric_parts import MetricLPResult, _label_bound, _sum_lower, snap_to_cone
-from ._safe_bound import _U, Transposed
+from ._decompose import kept_budgets
+from ._parts import MetricLPResult, _label_bound, _sum_lower, snap_to_cone
+from ..backends._safe_bound import _U, Transposed
 
 #: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
 #: array (~1.6 GB in total) ``auto`` takes the decomposition instead
@@ -62,7 +62,7 @@ def ipm_preferred(E: np.ndarray, m: int) -> bool:
     pairs have a band order with block size ``<= k / 4`` (grids' neighbours, sparse
     spanners: 20×20 and 32×32 grids).
     """
-    from ._metric_ipm import band_order
+    from ._ipm import band_order
 
     k = E.shape[0]
     a, b = _pairs(E)
@@ -83,7 +83,7 @@ def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.
     >>> E = np.array([[0, 1.0], [1.0, 0]])           # 1-LDP on two inputs, Hamming loss
     >>> a, b = np.array([0, 1]), np.array([1, 0])
     >>> C = 0.5 * (1 - np.eye(2))                      # optimum 1 / (1 + e)
-    >>> from mechopt.solvers._metric_ipm import metric_ipm
+    >>> from mechopt.solvers.metric._ipm import metric_ipm
     >>> r = metric_ipm(C, a, b, np.exp(E[a, b]))
     >>> L = safe_bound_from_duals(E, C, a, b, r.mu, r.Pi)
     >>> bool(1 / (1 + np.e) - 1e-9 < L <= 1 / (1 + np.e))
@@ -122,7 +122,7 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     >>> r.status, round(r.objective, 9), bool(r.objective - r.bound < 1e-9)
     ('optimal', 0.268941421, True)
     """
-    from ._metric_ipm import metric_ipm
+    from ._ipm import metric_ipm
 
     t0 = time.perf_counter()
     E = np.asarray(E, dtype=float)
@@ -185,7 +185,7 @@ def relaxation_levels(E: np.ndarray, m: int, levels: int = 3) -> list[float]:
     """
     from scipy.sparse.csgraph import connected_components
 
-    from ._metric_ipm import band_order
+    from ._ipm import band_order
 
     k = E.shape[0]
     off = ~np.eye(k, dtype=bool) & np.isfinite(E)
@@ -296,8 +296,8 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
 
     ``method``: ``"ipm"``, ``"decompose"`` or ``"auto"`` (see the module docstring).
     """
-    from ._labeled import LabeledSolution
-    from ._metric_lp import solve_metric_lp
+    from ..labeled._lp import LabeledSolution
+    from ._decompose import solve_metric_lp
 
     t0 = time.perf_counter()
     E = kept_budgets(notions, k)

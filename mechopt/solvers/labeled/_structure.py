@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..notions import Notion
+from ...notions import Notion
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def column_system(notions: list[Notion], k: int, *, reduce: bool = True, include
 
     Conditions whose budget exceeds ``budget_cap`` are left out (a relaxation).
     """
-    from ..notions._eldp import _group_matrix
+    from ...notions._eldp import _group_matrix
 
     groups = []
     E_groups = np.full((k, k), np.inf)

@@ -28,8 +28,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._objectives import estimation_risk, information_svd, risk_from_svd
-from ._backends import choose
+from ..._objectives import estimation_risk, information_svd, risk_from_svd
+from ..backends._adapters import choose
 
 
 @dataclass

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ._design_cg import _U, reduced_values, rounding_margin  # noqa: F401
+from ._colgen import _U, reduced_values, rounding_margin  # noqa: F401
 
 
 class ExplicitPricer:
@@ -28,7 +28,7 @@ class ExplicitPricer:
 
     def initial(self, p0: np.ndarray, rng: np.random.Generator, size: int = 400) -> np.ndarray:
         """Column indices of a starting working set that holds a feasible, identifying design."""
-        from ._backends import choose
+        from ..backends._adapters import choose
 
         k, R = self.V.shape
         if R <= size:

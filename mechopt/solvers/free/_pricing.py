@@ -48,8 +48,8 @@ Four objectives, three kinds of pricing:
   proven bound: the largest bound among the nodes left open.
 
 This module holds the cones, the result type, the staircase pricers of MMSE and Bayes
-risk and the dispatch (:func:`price`); :mod:`._pricing_sep` the staircase
-branch-and-bound of histogram MSE and mutual information; :mod:`._pricing_lip` the LIP
+risk and the dispatch (:func:`price`); :mod:`mechopt.solvers.free._pricing_sep` the staircase
+branch-and-bound of histogram MSE and mutual information; :mod:`mechopt.solvers.free._pricing_lip` the LIP
 slices. ``tests/test_pricing.py`` checks every pricer against full enumeration.
 
 Every pricer has the signature ``pricer(cone, obj, d, *, floor=0.0, max_nodes=None,
@@ -68,8 +68,8 @@ from typing import Callable
 
 import numpy as np
 
-from .._objectives import column_utility
-from .._problem import Objective
+from ..._objectives import column_utility
+from ..._problem import Objective
 
 # -- cones ------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 HiGHS's MIP solver finds the labeled ULDP roles (an incumbent) quickly, but its dual
 bound is as good as its tolerances. The bound mechopt reports must be safe
-(:mod:`._safe_bound`), so when the LP relaxation's safe bound does not already close the
+(:mod:`mechopt.solvers.backends._safe_bound`), so when the LP relaxation's safe bound does not already close the
 gap, this module branches on the binaries itself: every node's LP is solved by HiGHS and
 bounded by :func:`._safe_bound.lp_lower_bound` over the node's box; a node is pruned when
 its safe bound reaches the incumbent less the tolerance. The global bound is the least
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ._backends import get_backend
+from ._adapters import get_backend
 from ._safe_bound import lp_lower_bound
 
 

@@ -6,11 +6,11 @@ a column-generation failure).
 
 * ``orbit`` — ε-LDP (and WC-LIP) with a uniform ``p0``: the best d-subset selection,
   proven optimal by the orbit argument and certified by the orbit dual
-  (:mod:`mechopt.solvers._design_orbit`). Exported as a matrix when the orbit has at most
+  (:mod:`mechopt.solvers.design._orbit`). Exported as a matrix when the orbit has at most
   :data:`ORBIT_MATRIX_MAX` outputs (then reduced to a vertex with at most
   ``k(k-1)/2 + k`` outputs), otherwise as a ``subset_selection`` family.
 * ``colgen`` — column generation with a proven bound
-  (:mod:`mechopt.solvers._design_cg`): over the LDP staircases, never listed, for
+  (:mod:`mechopt.solvers.design._colgen`): over the LDP staircases, never listed, for
   LDP-only problems; over the enumerated rays otherwise.
 """
 
@@ -23,8 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._errors import InputError
-from ..notions import LDP
+from ..._errors import InputError
+from ...notions import LDP
 
 #: the orbit is exported as a matrix when it has at most this many outputs
 ORBIT_MATRIX_MAX = 3000
@@ -43,7 +43,7 @@ def ldp_epsilon(notions) -> float | None:
 
 def ratio_below(epsilon: float) -> float:
     """The largest double ``r <= e^epsilon`` (exactly, with ``epsilon`` read as its decimal)."""
-    from .._exact import exact, exp_bounds
+    from ..._exact import exact, exp_bounds
 
     lo, _ = exp_bounds(exact(epsilon))
     r = float(math.exp(epsilon))
@@ -60,15 +60,15 @@ def _finish_options() -> dict:
     """
     import inspect
 
-    from .._solve import _finish
-    from ._design_cg import PROVEN_REL_GAP
+    from ..._solve import _finish
+    from ._colgen import PROVEN_REL_GAP
 
     return {"rel_gap": PROVEN_REL_GAP} if "rel_gap" in inspect.signature(_finish).parameters else {}
 
 
 def route(problem, method: str, show: bool, timings: dict):
     """A SolveResult for the design, or None (use the conic / Frank–Wolfe path)."""
-    from ._design_orbit import is_uniform
+    from ._orbit import is_uniform
 
     obj = problem.objective
     notions = list(problem.notions)
@@ -86,9 +86,9 @@ def route(problem, method: str, show: bool, timings: dict):
 
 
 def solve_orbit(problem, eps: float, timings: dict):
-    from ._design_orbit import best_subset_size, orbit_certificate
+    from ._orbit import best_subset_size, orbit_certificate
 
-    from ._structure import BUDGET_CAP
+    from ..labeled._structure import BUDGET_CAP
 
     t = time.perf_counter()
     k = problem.k
@@ -101,13 +101,13 @@ def solve_orbit(problem, eps: float, timings: dict):
     if capped:
         lower = min(lower, (1.0 - 1.0 / k) * (1.0 - 1e-15))
     timings["solve"] = time.perf_counter() - t
-    from ..families._spec import approx_count
+    from ...families._spec import approx_count
 
     stats = {"method": "orbit", "subset_size": d, "orbit_outputs": approx_count(math.comb(k, d))}
     if math.comb(k, d) <= ORBIT_MATRIX_MAX:
         import itertools
 
-        from ._design import sparse_design
+        from ._convex import sparse_design
 
         r = math.exp(eps)
         X = np.zeros((k, math.comb(k, d)))
@@ -119,13 +119,13 @@ def solve_orbit(problem, eps: float, timings: dict):
         keep = w > 0
         Q = V[:, keep] * w[keep]
         Q = Q / Q.sum(axis=1, keepdims=True)
-        from .._solve import _finish
+        from ..._solve import _finish
 
         return _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, timings, stats, proven=True,
                        **_finish_options())
     # too many outputs to list: export the family
-    from ..families import SubsetMixture
-    from ..families._estimate import subset_risk_uniform
+    from ...families import SubsetMixture
+    from ...families._estimate import subset_risk_uniform
 
     t = time.perf_counter()
     r = ratio_below(eps)
@@ -142,9 +142,9 @@ def finish_family(problem, spec: dict, value: float, bound: float, stats: dict, 
     ``value`` and ``bound`` are the family's objective and the proven bound; the status is
     ``optimal`` when the gap is within ``rel_gap`` of ``max(|value|, objective scale)``.
     """
-    from .._objectives import objective_scale
-    from .._result import SolveResult
-    from ..families import FamilyMechanism
+    from ..._objectives import objective_scale
+    from ..._result import SolveResult
+    from ...families import FamilyMechanism
 
     obj = problem.objective
     gap = abs(value - bound)
@@ -163,18 +163,18 @@ def finish_family(problem, spec: dict, value: float, bound: float, stats: dict, 
 
 
 def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):
-    from .._solve import Progress, _fail, _finish
-    from ._design import exact_row_sums, sparse_design
-    from ._design_cg import PROVEN_REL_GAP, column_generation_design
-    from ._design_pricing import ExplicitPricer, StaircasePricer
-    from ._rays import MAX_ENUMERATED, ray_count_estimate
+    from ..._solve import Progress, _fail, _finish
+    from ._convex import exact_row_sums, sparse_design
+    from ._colgen import PROVEN_REL_GAP, column_generation_design
+    from ._pricing import ExplicitPricer, StaircasePricer
+    from ..free._rays import MAX_ENUMERATED, ray_count_estimate
 
     obj = problem.objective
     k = problem.k
     notions = list(problem.notions)
-    from .._solve_design import _relaxed_rays
-    from ._rays import relax_notions
-    from ._structure import BUDGET_CAP
+    from ..._solve_design import _relaxed_rays
+    from ..free._rays import relax_notions
+    from ..labeled._structure import BUDGET_CAP
 
     t = time.perf_counter()
     inv = None
@@ -191,7 +191,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
                          f"(got {k}); with a uniform p0 the optimum is known at any k (subset selection)", timings)
         pricer = StaircasePricer(k, eps)
     else:
-        from ._repair import tied_rows
+        from .._repair import tied_rows
 
         if tied_rows(notions, k):
             return None  # no design identifies p0: the conic path says so in one line
@@ -238,7 +238,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     out = _finish(problem, Q, outputs, res.lower, timings, stats,
                   mix_columns=mix, proven=res.status == "optimal", message=res.message, **_finish_options())
     if out.status == "error":
-        from .._solve import _constant_fallback
+        from ..._solve import _constant_fallback
 
         # the repair failed: the best verified channel seen (this one mixed, randomized response)
         return _constant_fallback(problem, timings, stats, out.message, res.lower, proven=res.status == "optimal",

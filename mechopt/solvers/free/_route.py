@@ -6,9 +6,9 @@ and Bayes risk. Returns ``None`` to leave the problem to the ray enumeration of 
 * ``orbit`` — (beyond :data:`COLGEN_ABOVE` rays, or when asked) ε-LDP (or WC-LIP) with a uniform prior and an objective every input
   permutation preserves (histogram MSE, mutual information, Bayes risk with a loss
   ``a`` on the diagonal and ``b`` off it): the best d-subset orbit, proven by LP
-  duality (:mod:`mechopt.solvers._free_orbit`), at any k.
+  duality (:mod:`mechopt.solvers.free._orbit`), at any k.
 * ``colgen`` — column generation with exact pricing over the cone's pieces
-  (:func:`mechopt.solvers._colgen.decompose`: LDP / WC-LIP, block, high-low, ULDP, LIP
+  (:func:`mechopt.solvers.free._colgen.decompose`: LDP / WC-LIP, block, high-low, ULDP, LIP
   with the objective's prior): used when the notions report more than
   :data:`COLGEN_ABOVE` rays (or an unknown count beyond ``k = 14``), or when asked
   (``method="colgen"``). Every stop carries a proven bound; the status is ``optimal``
@@ -21,7 +21,7 @@ import math
 import time
 
 
-from .._errors import InputError
+from ..._errors import InputError
 
 #: enumerate the rays while the notions report at most this many (LDP k = 14: 16 382)
 COLGEN_ABOVE = 20_000
@@ -49,7 +49,7 @@ def plan(problem, method: str):
         return None
     k = problem.k
     notions = list(problem.notions)
-    from ._structure import BUDGET_CAP
+    from ..labeled._structure import BUDGET_CAP
 
     if any(getattr(n, "epsilon", 0.0) > BUDGET_CAP for n in notions):
         # main relaxes budgets above the cap (their rays become unit vectors); e^eps in an
@@ -59,7 +59,7 @@ def plan(problem, method: str):
     # while the rays can be listed, "auto" keeps main's enumeration
     large = estimate > COLGEN_ABOVE if estimate is not None else k > ENUMERATE_MAX_K
     if method == "orbit" or (method == "auto" and large):
-        from ._free_orbit import orbit_epsilon
+        from ._orbit import orbit_epsilon
 
         eps = orbit_epsilon(notions, obj)
         if eps is not None:
@@ -84,7 +84,7 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
         return None
     how, arg = planned
     if how == "orbit":
-        from ._free_orbit import solve_orbit
+        from ._orbit import solve_orbit
 
         return solve_orbit(problem, arg, timings)
     return solve_colgen(problem, arg, show, timings, time_limit)
@@ -92,8 +92,8 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
 
 def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
     """Column generation, then main's repair and exact verification (``_finish``)."""
-    from .._objectives import objective_scale, offset_sign
-    from .._solve import RAYS_REL_GAP, Progress, _constant_fallback, _finish
+    from ..._objectives import objective_scale, offset_sign
+    from ..._solve import RAYS_REL_GAP, Progress, _constant_fallback, _finish
     from ._colgen import column_generation
     from ._raylp import channel_from_rays
 

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from .._errors import InputError
+from ..._errors import InputError
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ class BackendInfo:
     (takes scipy sparse matrices without densifying), ``milp``, ``vertex`` (returns a
     basic solution: few nonzeros). ``tight``: feasibility tolerances of 1e-10 or below
     (the labeled LP's small budgets need them; others are fine for bounds, whose safety
-    comes from :mod:`._safe_bound`, not from the solver).
+    comes from :mod:`mechopt.solvers.backends._safe_bound`, not from the solver).
     """
 
     name: str

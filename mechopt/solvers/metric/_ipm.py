@@ -33,7 +33,7 @@ five equation groups, the same factors), which keeps the last iterations' steps 
 
 The iterates are primal feasible from the start (``q = 1/m``) and stay so up to
 rounding: stopping early (a time limit) still gives a channel. Nothing here is trusted:
-the caller bounds the optimum from ``(mu, pi)`` with :mod:`._safe_bound` and repairs and
+the caller bounds the optimum from ``(mu, pi)`` with :mod:`mechopt.solvers.backends._safe_bound` and repairs and
 verifies ``Q`` exactly.
 """
 

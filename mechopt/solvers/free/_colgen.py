@@ -2,13 +2,13 @@
 
 The ray LP ``max sum_r w_r mu(v_r)  s.t.  sum_r w_r v_r = 1, w >= 0`` is solved over a
 growing set of rays: a restricted master (HiGHS, warm-started between rounds) gives
-duals ``d``, and the pricers of :mod:`._pricing` search each piece of the cone for rays
+duals ``d``, and the pricers of :mod:`mechopt.solvers.free._pricing` search each piece of the cone for rays
 with a positive reduced value. Every round yields a proven bound,
 
     sum(d) + sum_pieces max(delta_piece, 0) * mass_piece + sum_fixed max(mu(v) - d·v, 0) * mass_v,
 
 (``delta_piece`` is the pricer's proven upper bound, ``mass = sum(s)`` of its
-normalisation; see :mod:`._pricing`), and the loop stops with ``proven=True`` as soon as
+normalisation; see :mod:`mechopt.solvers.free._pricing`), and the loop stops with ``proven=True`` as soon as
 the best bound is within ``rel_gap`` of the master's value (relative to the objective in
 its natural units). A time limit stops it with the gap proven so far.
 
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
-from .._objectives import column_utility, offset_sign
-from .._problem import Objective
+from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
+from ..._objectives import column_utility, offset_sign
+from ..._problem import Objective
 from ._pricing import DEADLINE, LipSlice, Staircases, price
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 

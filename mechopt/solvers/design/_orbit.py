@@ -24,7 +24,7 @@ a I + b 11^T``, hence ``J = B^T F B = a B^T B`` and ``tr(B J^-1 B^T) = (k-1)/a``
 For d = 1 this is k-RR's ``(k-1)(k + r - 1)^2 / (k (r - 1)^2)``.
 
 **Certificate** (independent of the argument, in the duality of
-:mod:`mechopt.solvers._design_cg`): with ``N = J^-2 = I/a^2`` (orthonormal basis) and
+:mod:`mechopt.solvers.design._colgen`): with ``N = J^-2 = I/a^2`` (orthonormal basis) and
 ``y = t 1``, the pricing value of a staircase depends on ``|S| = m`` only:
 ``c_m - y·v = α_m (k-1) (k + (r-1) m) / (k a^2) - t (k + (r-1) m)``. Taking
 ``t = max_m α_m (k-1)/(k a^2)`` makes every ray dual feasible and gives the lower bound
@@ -90,7 +90,7 @@ def best_subset_size(k: int, epsilon: float) -> tuple[int, float]:
 def orbit_certificate(k: int, epsilon: float, d: int) -> tuple[float, float]:
     """``(risk of d-subset selection, proven lower bound on the optimum)`` by the orbit dual.
 
-    The lower bound is the weak-duality bound of :mod:`mechopt.solvers._design_cg` at the
+    The lower bound is the weak-duality bound of :mod:`mechopt.solvers.design._colgen` at the
     S_k-invariant dual ``(N, y)`` of the module docstring, with pricing over every staircase
     done exactly (a scan over ``|S|``) and a rounding margin of 1e-13 relative.
     """

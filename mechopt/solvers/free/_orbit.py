@@ -32,8 +32,8 @@ MATRIX_MAX_K = 400
 
 def orbit_epsilon(notions, obj) -> float | None:
     """The ε when the orbit argument applies (ε-LDP / WC-LIP, uniform prior, symmetric objective)."""
-    from ._design_orbit import is_uniform
-    from ._design_route import ldp_epsilon
+    from ..design._orbit import is_uniform
+    from ..design._route import ldp_epsilon
 
     eps = ldp_epsilon(list(notions))
     if eps is None or eps <= 0 or len(obj.prior) < 2 or not is_uniform(obj.prior):
@@ -96,8 +96,8 @@ def cyclic_design(k: int, d: int, E: float) -> np.ndarray:
 
 def solve_orbit(problem, eps: float, timings: dict):
     """The best orbit, exported as a matrix (k <= MATRIX_MAX_K) or a family, verified exactly."""
-    from .._objectives import offset_sign
-    from .._solve import _finish
+    from ..._objectives import offset_sign
+    from ..._solve import _finish
 
     t = time.perf_counter()
     obj = problem.objective
@@ -113,8 +113,8 @@ def solve_orbit(problem, eps: float, timings: dict):
     if k <= MATRIX_MAX_K:
         Q = cyclic_design(k, d, E)
         return _finish(problem, Q, tuple(f"y{j}" for j in range(k)), bound, timings, stats)
-    from ..families import SubsetMixture
-    from ._design_route import finish_family, ratio_below
+    from ...families import SubsetMixture
+    from ..design._route import finish_family, ratio_below
 
     t = time.perf_counter()
     r = ratio_below(eps)  # the largest double <= e^eps: the family meets eps exactly
@@ -122,6 +122,6 @@ def solve_orbit(problem, eps: float, timings: dict):
     m_r = orbit_utilities(obj, k, r)[d] / (d * r + (k - d))
     value = offset + sign * float(k * m_r)
     stats["outputs"] = "family"
-    from .._solve import RAYS_REL_GAP
+    from ..._solve import RAYS_REL_GAP
 
     return finish_family(problem, spec, value, bound, stats, timings, t, rel_gap=RAYS_REL_GAP)

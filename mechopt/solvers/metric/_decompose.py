@@ -46,7 +46,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ._metric_parts import (DENSE_PAIRS, RC_TOL, START_DEGREE, MetricLPResult, _closure, _highs, _label_bound,  # noqa: F401
+from ._parts import (DENSE_PAIRS, RC_TOL, START_DEGREE, MetricLPResult, _closure, _highs, _label_bound,  # noqa: F401
                             _Pairs, _Pricing, _sum_lower, snap_to_cone)
 
 
@@ -437,7 +437,7 @@ def kept_budgets(notions, k: int) -> np.ndarray | None:
     None unless every notion is pairwise E-LDP (``eldp`` or ``metric``: no clique
     groups, LIP rows or ULDP roles).
     """
-    from ._structure import column_system
+    from ..labeled._structure import column_system
 
     if any(getattr(n, "name", "") not in ("eldp", "metric") for n in notions):
         return None
@@ -459,7 +459,7 @@ def kept_budgets(notions, k: int) -> np.ndarray | None:
 def decomposed(notions, k: int, m: int, cost: np.ndarray, *, time_limit: float | None = None,
                progress: Callable | None = None, master: str = "auto"):
     """:func:`solve_metric_lp` as a :class:`~._labeled.LabeledSolution`, or None if it does not apply."""
-    from ._labeled import LabeledSolution
+    from ..labeled._lp import LabeledSolution
 
     t = time.perf_counter()
     E = kept_budgets(notions, k)

@@ -10,7 +10,7 @@ Library through ``pplpy``, or a structured enumerator in integers):
 * the **inner** rays satisfy the notion as defined (exactly), so a channel built from
   them passes the exact verifier up to the rounding of its entries to floats;
 * the **outer** cone contains the true one, so the ray LP over its rays bounds the
-  optimum (made rigorous with :func:`mechopt.solvers._safe_bound.ray_upper_bound`).
+  optimum (made rigorous with :func:`mechopt.solvers.backends._safe_bound.ray_upper_bound`).
 
 No ray is lost to a tolerance and nothing is retried. The factors come from a rigorous
 enclosure of ``e^b - 1`` (:func:`expm1_bounds`), so at ``b = 1e-9`` the two cones differ
@@ -41,7 +41,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._errors import SolverError
+from ..._errors import SolverError
 
 #: relative allowance on every budget (see the module docstring)
 BUDGET_REL = Fraction(1, 2**48)
@@ -153,14 +153,14 @@ def eldp_budgets(notions: Sequence, k: int) -> dict[tuple[int, int], Fraction] |
     then dropped, exactly: ``(x, x')`` goes when some ``z`` has
     ``D[x,z] + D[z,x'] <= B[x,x']`` with both pieces strictly below ``B[x,x']`` (``D`` the
     shortest paths, in rationals; sound by induction on the budget, as in
-    :func:`mechopt.solvers._structure.prune_pairs`). Working from the defining pairs
+    :func:`mechopt.solvers.labeled._structure.prune_pairs`). Working from the defining pairs
     matters: a metric's float shortest paths are additive only up to an ulp, and the
     exact polyhedron of such data splits each vertex into near-copies (94 rays for 32 on
     a 6-input metric, 10 702 for 2 928 at 10 inputs).
 
     Returns None when a notion is not E-LDP-type; ``{}`` when nothing constrains.
     """
-    from ..notions import MetricLDP
+    from ...notions import MetricLDP
 
     B: dict[tuple[int, int], Fraction] = {}
 
@@ -301,7 +301,7 @@ def cone_rows(notions: Sequence, k: int) -> list[RatioRow]:
         For a notion with no such form ((ε, δ)-LIP with δ > 0, ULDP: the caller
         replaces ULDP by LDP for the protected columns).
     """
-    from ..notions import BPLIP, LIP
+    from ...notions import BPLIP, LIP
 
     rows: list[RatioRow] = []
     eldp_like = []
@@ -479,7 +479,7 @@ def exact_inner_outer(notions: Sequence, k: int) -> tuple[list[tuple[int, ...]],
     SolverError
         Above :data:`MAX_DD_INPUTS` inputs, or for a notion with no ratio-row form.
     """
-    from ..notions import BPLIP
+    from ...notions import BPLIP
 
     if k > MAX_DD_INPUTS:
         raise SolverError(f"the exact double description is limited to {MAX_DD_INPUTS} inputs, got {k}")

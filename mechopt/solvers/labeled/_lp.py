@@ -21,14 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..notions import ColumnConstraints, Notion
-from ..notions._base import _eldp_rows
-from ..notions._eldp import _group_matrix
-from ._backends import choose
-from ._labeled_blocks import _column_block, _factored_block, _group_block, _invertible_caps, _merge_limits  # noqa: F401
-from ._repair import tied_rows
-from ._safe_bnb import safe_mip_bound
-from ._safe_bound import lp_lower_bound
+from ...notions import ColumnConstraints, Notion
+from ...notions._base import _eldp_rows
+from ...notions._eldp import _group_matrix
+from ..backends._adapters import choose
+from ._blocks import _column_block, _factored_block, _group_block, _invertible_caps, _merge_limits  # noqa: F401
+from .._repair import tied_rows
+from ..backends._safe_bnb import safe_mip_bound
+from ..backends._safe_bound import lp_lower_bound
 from ._structure import BUDGET_CAP, column_system, components
 
 
@@ -236,7 +236,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     """Solve the labeled LP (per independent component when possible), with a safe bound.
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
-    solved over the orbits of the problem's symmetry group (:mod:`._symmetry`).
+    solved over the orbits of the problem's symmetry group (:mod:`mechopt.solvers.labeled._symmetry`).
     ``LabeledSolution.bound`` is a rigorous lower bound on the optimum
     (:func:`._safe_bound.lp_lower_bound` on the dual of an LP that is the problem itself
     or a relaxation of it), ``-inf`` when none could be proven. A solver failure is
@@ -245,7 +245,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     gap at which a MILP's bound is good enough (ULDP's roles). Without symmetry, from
     k = 25 on (or with ``method="decompose"`` or ``"ipm"``), E-LDP / metric problems are solved
     by the structured interior-point method or the decomposition over the outputs
-    (:mod:`._metric_route`); ``time_limit`` (seconds) then
+    (:mod:`mechopt.solvers.metric._route`); ``time_limit`` (seconds) then
     returns its best channel with a proven bound. ``extend``, if given, maps build_lp's
     ``(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, n_q, stats)`` to the first seven
     with rows and variables appended (every new variable in [0, 1] at some optimum;
@@ -261,7 +261,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
             return sol
     if reduce and not invertible and extend is None and method in ("auto", "decompose", "ipm", "relax") and (
             method != "auto" or k >= 25):
-        from ._metric_route import metric_labeled
+        from ..metric._route import metric_labeled
 
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
         sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress)

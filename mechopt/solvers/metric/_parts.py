@@ -1,7 +1,7 @@
-"""Parts of the decomposed metric LP (:mod:`._metric_lp`): pair sets, pricing LPs, bounds, snapping.
+"""Parts of the decomposed metric LP (:mod:`mechopt.solvers.metric._decompose`): pair sets, pricing LPs, bounds, snapping.
 
 The constants, the warm-started HiGHS pricing problems and the helpers shared by the
-masters of :mod:`._metric_lp` (and the interior-point route).
+masters of :mod:`mechopt.solvers.metric._decompose` (and the interior-point route).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._safe_bound import _U, Transposed, safe_lower_bound
+from ..backends._safe_bound import _U, Transposed, safe_lower_bound
 
 
 #: a pricing value below -RC_TOL (relative to the cost scale) makes an output or column enter

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._errors import SolverError
-from .._objectives import column_utility
-from .._problem import Objective
-from ._backends import get_backend
+from ..._errors import SolverError
+from ..._objectives import column_utility
+from ..._problem import Objective
+from ..backends._adapters import get_backend
 from ._rays import slice_candidates
 
 

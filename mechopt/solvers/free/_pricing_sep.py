@@ -1,6 +1,6 @@
 """Exact branch-and-bound pricing of histogram MSE and mutual information over staircases.
 
-Part of the pricing of :mod:`._pricing` (see its module docstring for the reduced value,
+Part of the pricing of :mod:`mechopt.solvers.free._pricing` (see its module docstring for the reduced value,
 the normalisation and the meaning of ``upper``, ``floor`` and ``max_nodes``).
 """
 
@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._problem import Objective
+from ..._problem import Objective
 from ._pricing import (Priced, Staircases, _Collector, best_first, _finish, _safety, _staircase_setup,
                        _zero_prior_staircases)
 

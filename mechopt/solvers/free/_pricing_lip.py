@@ -1,6 +1,6 @@
 """Exact pricing on a LIP slice ``{P·v = 1, e^-eps <= v <= e^eps}`` (continuous knapsacks).
 
-Part of the pricing of :mod:`._pricing` (see its module docstring for the reduced value,
+Part of the pricing of :mod:`mechopt.solvers.free._pricing` (see its module docstring for the reduced value,
 the normalisation and the meaning of ``upper``, ``floor`` and ``max_nodes``).
 """
 
@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from .._problem import Objective
+from ..._problem import Objective
 from ._pricing import LipSlice, Priced, _Collector, _envelope_search, _finish, _safety, best_first
 from ._pricing_sep import _phi
 

@@ -1,4 +1,4 @@
-"""Sparse row blocks of the labeled LP (:mod:`mechopt.solvers._labeled`) and ULDP's per-input limits.
+"""Sparse row blocks of the labeled LP (:mod:`mechopt.solvers.labeled._lp`) and ULDP's per-input limits.
 
 Each block builder returns ``(rows, cols, vals)`` triplets, the number of rows and of
 auxiliary variables it adds; ``build_lp`` stacks them. ``_invertible_caps`` and
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..notions import Notion
+from ...notions import Notion
 
 
 def _column_block(A: sp.csr_matrix, cols: np.ndarray, m: int, row0: int):

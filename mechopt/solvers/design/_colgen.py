@@ -101,7 +101,7 @@ def restricted_design(V: np.ndarray, p0: np.ndarray, *, w0: np.ndarray | None = 
 
     Examples
     --------
-    >>> from mechopt.solvers._rays import ldp_rays
+    >>> from mechopt.solvers.free._rays import ldp_rays
     >>> m = restricted_design(ldp_rays(3, 1.0), np.full(3, 1 / 3))
     >>> m.converged, round(m.value, 6)      # 3-RR is optimal at k = 3, eps = 1: 2 (2+e)^2 / (3 (e-1)^2)
     (True, 5.026755)
@@ -235,7 +235,7 @@ def rounding_margin(scale: float, k: int) -> float:
     return 4.0 * (k * k + 8) * _U * scale
 
 
-# -- the column generation loop (pricers: mechopt/solvers/_design_pricing.py) -------------------
+# -- the column generation loop (pricers: mechopt/solvers/design/_pricing.py) -------------------
 
 
 @dataclass
@@ -262,7 +262,7 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
 
     Examples
     --------
-    >>> from mechopt.solvers._design_pricing import StaircasePricer
+    >>> from mechopt.solvers.design._pricing import StaircasePricer
     >>> res = column_generation_design(StaircasePricer(5, 1.0), np.full(5, 0.2))
     >>> res.status, round(res.value, 6)     # 5-RR: (k-1)(k+e-1)^2 / (k (e-1)^2) = 12.229751
     ('optimal', 12.229751)
@@ -274,7 +274,7 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
     k = len(p0)
     U = tangent_basis(k)
     rng = np.random.default_rng(seed)
-    from ._design_pricing import ExplicitPricer
+    from ._pricing import ExplicitPricer
 
     explicit = isinstance(pricer, ExplicitPricer)
     if explicit:

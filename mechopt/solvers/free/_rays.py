@@ -4,7 +4,7 @@ Structured enumerators cover the common notions; the E-LDP family (E-LDP, metric
 block, high-low and their combinations) is enumerated in log space, where the double
 description runs exactly on a 0/±1 system (:func:`eldp_rays`); anything else goes
 through the exact double description of an inner and an outer rational cone
-(:mod:`mechopt.solvers._exact_dd`; a prior box by its own structure). Each function
+(:mod:`mechopt.solvers.free._exact_dd`; a prior box by its own structure). Each function
 returns a ``(k, R)`` array whose columns are rays (any positive scale).
 
 * LDP / WC-LIP: the ``2^k - 2`` staircases ``1 + (e^ε - 1) 1_S``.
@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._errors import InputError, SolverError
-from ..notions import LDP, Notion
+from ..._errors import InputError, SolverError
+from ...notions import LDP, Notion
 from ._exact_dd import eldp_budgets, inner_outer_rays
 
 #: above this many rays, enumeration gives way to column generation
@@ -110,7 +110,7 @@ def eldp_rays(E: np.ndarray | dict, k: int | None = None) -> np.ndarray:
 
     ``E`` is a k×k budget matrix (``inf`` = no condition; entries read as the decimals
     they print as) or a dict ``{(x, x'): Fraction}`` of exact budgets
-    (:func:`mechopt.solvers._exact_dd.eldp_budgets`) with ``k`` given.
+    (:func:`mechopt.solvers.free._exact_dd.eldp_budgets`) with ``k`` given.
 
     A ray with support S needs S closed under finite budgets (``q[x'] = 0`` forces
     ``q[x] = 0`` whenever ``E[x, x']`` is finite), and it is extreme iff its tight
@@ -199,7 +199,7 @@ class Rays(NamedTuple):
     ``V_bound`` generates a cone that contains it, so the ray LP over ``V_bound`` bounds
     the optimum. The structured enumerators list the true rays (``V_bound is V``); the
     exact double description gives an inner and an outer cone
-    (:mod:`mechopt.solvers._exact_dd`).
+    (:mod:`mechopt.solvers.free._exact_dd`).
     """
 
     V: np.ndarray  # (k, R)
