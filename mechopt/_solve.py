@@ -3,73 +3,31 @@
 from __future__ import annotations
 
 import math
-import sys
 import time
-from typing import Any
 
 import numpy as np
 
 from ._errors import InputError, MechoptError
-from ._export import finalize_export
-from ._mechanism import Mechanism
 from .notions import LDP, LIP
-from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
+from ._objectives import column_utility, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from .solvers.labeled._lp import LabeledSolution, solve_labeled
+from ._settle import _constant_fallback, _fail, _finish, _jsonable, _noted, settle  # noqa: F401 (_jsonable re-exported)
+from .solvers._outcome import LABELED_REL_GAP, RAYS_REL_GAP, LabeledSolution, Progress  # noqa: F401 (RAYS_REL_GAP too)
+from .solvers.labeled._lp import solve_labeled
 from .solvers.free._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
-from .solvers.free._rays import MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions
+from .solvers.free._rays import (MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions,
+                                 relaxed_rays)
 from .solvers.backends._safe_bound import ray_upper_bound
-from .solvers.labeled._structure import BUDGET_CAP
+from .solvers.labeled._structure import BUDGET_CAP, unit_allowed
 from .solvers.backends._adapters import retry_note, retry_order, solve_with_retry
-from .solvers._repair import repair
 
 
-class Progress:
-    """A one-line progress display on stderr; silent when quiet or not a TTY."""
-
-    def __init__(self, label: str, *, enabled: bool | None = None, stream=None):
-        self.stream = stream or sys.stderr
-        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
-        self.label = label
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-
-    def __call__(self, it: int, value: float, bound: float, size: int) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self.last < 0.2 and it > 0:
-            return
-        self.last = now
-        self.stream.write(f"\r{self.label}: iteration {it}, value {value:.8g}, bound {bound:.8g}, "
-                          f"{size} columns, {now - self.t0:.1f} s   ")
-        self.stream.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -> SolveResult:
-    return SolveResult(status, None, None, None, None, None, timings, message, stats or {})
-
-
-DESIGN_CVXPY_MAX_RAYS = 40_000
 #: the values of ``solve(method=...)``
 METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "ipm", "relax", "lp", "orbit")
 
-#: a labeled LP's answer is "optimal" when the proven gap is at most this (relative, see _finish)
-LABELED_REL_GAP = 1e-7
-#: the same for the ray LP and column generation (SPEC §3)
-RAYS_REL_GAP = 1e-9
 #: a labeled LP that failed on every HiGHS method is retried through cvxpy up to this many variables
 LABELED_RETRY_MAX_VARIABLES = 40_000
-#: a channel whose repair left a gap is compared with the fallback's candidates up to this many entries
-#: (randomized response alone costs ~50 exact checks: 0.5 s at k = 100 under a full E-LDP matrix)
-IMPROVE_MAX_ENTRIES = 10_000
-
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
           reduce: bool = True, quiet: bool = False, progress: bool | None = None,
@@ -151,124 +109,8 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         timings.setdefault("total", time.perf_counter() - t0)
 
 
-def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
-            stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
-            rel_gap: float = RAYS_REL_GAP, check=None, improve: bool = True) -> SolveResult:
-    """Repair, verify exactly, measure, and wrap in a Mechanism.
-
-    ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
-    information); the status is ``optimal`` only when ``proven`` and the gap between the
-    exported channel's objective and that bound is at most ``rel_gap`` times
-    ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
-    else ``feasible`` with the gap. ``check(Q) -> (ok, report)`` measures extra constraints
-    on the exported channel (:mod:`mechopt._custom`); the report goes into the certificate.
-
-    When the repair's own cost leaves the gap above ``rel_gap`` (a tiny budget the
-    mixing can only meet far from the solver's channel), the fallback's candidates
-    (:func:`_constant_fallback`: the channel with rows of tiny budgets tied, the best
-    constant channel, randomized response) are verified too, on at most
-    :data:`IMPROVE_MAX_ENTRIES` entries, and a better one is exported (``improve``).
-    """
-    obj = problem.objective
-    t = time.perf_counter()
-    before = evaluate(obj, Q)
-    rep = repair(Q, list(problem.notions), mix_columns=mix_columns)
-    timings["repair_verify"] = time.perf_counter() - t
-    if not rep.certificate.verified:
-        return _fail("error", f"the solver's channel could not be repaired to pass the exact check: "
-                     f"{rep.certificate.detail}", timings, stats)
-    Qr = rep.Q
-    after = evaluate(obj, Qr)
-    if not math.isfinite(after):
-        # e.g. estimation_variance when the notions force two inputs to have equal rows
-        # (E[x][x'] = 0 one way): no channel identifies the distribution
-        return _fail("error", f"the solver's channel has {obj.kind} = {after!r}: no channel makes this objective "
-                     "finite under these notions (are two inputs forced to be indistinguishable?)", timings, stats)
-    stats = dict(stats, repair={"t": rep.t, "objective_before": before, "objective_after": after,
-                                "cost": abs(after - before), "attempts": rep.attempts})
-    if bound is not None and not math.isfinite(bound):
-        bound = None  # no proven bound (JSON has no infinities)
-    floor = value_floor(obj)
-    if bound is not None and floor is not None and obj.minimize and bound < floor:
-        floor_note = f"the computed bound {bound:.6g} was raised to {floor:g}, below which no {obj.kind} lies"
-        bound = floor  # the objective's own lower end is a proven bound too
-    else:
-        floor_note = ""
-    conflict = False
-    if bound is not None:
-        # a proven bound cannot be beaten by a verified channel: the objective is evaluated
-        # in floating point, so a hair's breadth either way is rounding; more is a bug
-        beyond = (bound - after) if obj.minimize else (after - bound)
-        if beyond > 0:
-            # the estimation risk of an ill-conditioned channel is only known to its
-            # evaluation error (relative 8u * cond(J)^(1/2)): within it, the bound is
-            # lowered by that error instead of calling a conflict (fuzz seed 14 #984)
-            slack = evaluation_error(obj, Qr)
-            scale = max(abs(after), objective_scale(obj), 1e-300)
-            if beyond <= 1e-12 * scale:
-                bound = after
-            elif beyond <= slack * scale:
-                bound = after - slack * scale if obj.minimize else after + slack * scale
-            else:
-                conflict = True
-    false_bound = bound if conflict else None
-    if conflict:
-        bound = None  # a bound the exported channel beats is false: never exported
-    gap = abs(after - bound) if bound is not None else None
-    objective = {"kind": obj.kind, "value": after, "bound": bound, "gap": gap, **{
-        k: v for k, v in obj.to_spec().items() if k != "kind"}}
-    cert = rep.certificate.to_dict()
-    cert["repair_t"] = rep.t
-    cert["repair_cost"] = abs(after - before)
-    if check is not None:
-        held, cert["constraints"] = check(Qr)
-        if not held:
-            bad = next(c for c in cert["constraints"] if not c["ok"])
-            return _fail("error", f"the exported channel breaks constraint {bad['kind']} at {bad['worst']!r} by "
-                         f"{bad['max_violation']:.3g} (relative) after the repair (t = {rep.t:.3g})", timings, stats)
-    mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
-                     {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
-    # a zero objective scale (mutual information under a point-mass prior: every channel
-    # has value 0) leaves only the bound's subnormal rounding as a gap
-    closed = gap is not None and gap <= max(rel_gap * max(abs(after), objective_scale(obj)), 1e-300) and not conflict
-    status = "optimal" if (proven and closed) else "feasible"
-    if conflict:
-        message = (f"the exported channel's {obj.kind} {after!r} is better than the computed bound {false_bound!r}, "
-                   "so no bound is reported (a solver's inaccuracy; please report the problem)")
-    if floor_note:
-        # the solver's own words (e.g. "the bound is not within the gap") described the bound replaced here
-        message = f"{floor_note}; {message}" if (message and not closed) else floor_note
-    if proven and not closed and not message:
-        message = ("no bound could be proven" if gap is None else
-                   f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")
-    res = finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
-                                               stats))
-    scale = max(abs(after), objective_scale(obj))
-    if (improve and status == "feasible" and not conflict and bound is not None and Q.size <= IMPROVE_MAX_ENTRIES
-            and abs(after - before) > rel_gap * scale):
-        why = f"the repair cost {abs(after - before):.3g} (t = {rep.t:.3g}) left the gap {gap:.3g}"
-        alt = _constant_fallback(problem, timings, stats, why, bound, channels=(("the solver's channel", Q, outputs,
-                                 mix_columns),), proven=proven, check=check, rel_gap=rel_gap, improve=False)
-        if (alt.status in ("optimal", "feasible") and alt.objective is not None
-                and (res.objective - alt.objective) * (1 if obj.minimize else -1) > 1e-12 * scale):
-            return alt
-    return res
-
-
-def _jsonable(v: Any) -> bool:
-    import json
-
-    try:
-        json.dumps(v, allow_nan=False)
-        return True
-    except (TypeError, ValueError):
-        return False
-
-
 def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, *, method: str = "auto",
                    time_limit: float | None = None, show: bool = False) -> SolveResult:
-    from ._solve_design import _unit_allowed
-
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
     invertible: dict[int, list[int]] = {}
@@ -279,7 +121,7 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         # non-sensitive input, Murakami & Kawamoto, Def. 2) where a unit column meets the
         # other notions (their full budgets: the solvers relax budgets above the cap)
         allowed = set.intersection(*[set(n.invertible_inputs(k)) for n in mixed])
-        owners = [x for x in sorted(allowed) if _unit_allowed(problem, x)]
+        owners = [x for x in sorted(allowed) if unit_allowed(problem, x)]
         sens = set(range(k)) - set(owners)
         if owners:
             invertible = {y: owners for y in range(m)}
@@ -370,58 +212,6 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     return _noted(res, retried)
 
 
-def _noted(res: SolveResult, note: str) -> SolveResult:
-    """``res`` with ``note`` (e.g. which back-end a retried LP ran on) first in its message."""
-    if not note:
-        return res
-    from dataclasses import replace
-
-    return replace(res, message=f"{note}; {res.message}" if res.message else note)
-
-
-def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bound: float | None = None, *,
-                       channels: tuple = (), proven: bool = True, check=None,
-                       rel_gap: float = RAYS_REL_GAP, improve: bool = True) -> SolveResult:
-    """When the solver or its repair fails: export the best exactly verified channel the run saw.
-
-    ``channels`` are ``(name, Q, outputs, mix_columns)`` the run produced (the solver's
-    channel before the repair failed, ...); with them the candidates of
-    :mod:`mechopt._fallback` (the best constant channel, randomized response) are
-    verified exactly and the best by the objective is exported. ``bound`` (a valid bound
-    the run obtained, or None) is kept; the status is ``optimal`` only if ``proven`` and
-    the exported channel closes the gap, else ``feasible``; ``why`` and the choice are in
-    the message and in ``stats["fallback"]``.
-    """
-    from dataclasses import replace
-
-    from ._fallback import SECONDS, best_verified, constant_candidate, rr_candidates, solver_candidates
-
-    obj = problem.objective
-    deadline = time.monotonic() + SECONDS
-    cands = []
-    for name, Q, outputs, mix in channels:
-        if Q is not None:
-            cands += solver_candidates(problem, name, Q, tuple(outputs), mix, deadline=deadline)
-    cands.append(constant_candidate(problem))
-    cands += rr_candidates(problem, deadline=deadline)
-    best, good = best_verified(problem, cands, check)
-    if bound is not None and not math.isfinite(bound):
-        bound = None
-    if best is None:
-        return _fail("error", f"{why}; no candidate channel (the solver's, the best constant one, randomized "
-                     "response) passed the exact check", timings, stats)
-    stats = dict(stats, fallback={"why": why, "exported": best.name,
-                                  "candidates": [[c.name, c.value] for c in good]})
-    said = (f"{why}; exported the best verified channel seen: {best.name}, {obj.kind} {best.value:.10g}, "
-            + (f"bound {bound:.10g}" if bound is not None else "no proven bound"))
-    res = _finish(problem, best.Q, best.outputs, bound, timings, stats,
-                  mix_columns=best.mix_columns, proven=proven, message=said,
-                  rel_gap=rel_gap, check=check, improve=False)
-    if res.status in ("optimal", "feasible") and not res.message.startswith(said):
-        res = replace(res, message=f"{said}; {res.message}" if res.message else said)
-    return res
-
-
 def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     """(cone kind, eps, prior) when column generation applies.
 
@@ -448,7 +238,7 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
 
 def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings: dict,
                 time_limit: float | None = None) -> SolveResult:
-    from ._solve_design import _relaxed_rays, _solve_design
+    from ._solve_design import _solve_design
 
     obj = problem.objective
     k = problem.k
@@ -464,9 +254,9 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         return _solve_design(problem, method, show, timings)
     from .solvers.free._route import route
 
-    routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen (issue 10)
+    routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen
     if routed is not None:
-        return routed
+        return settle(problem, routed, timings)
     if use_cg and cg is not None and cg[1] > BUDGET_CAP:
         # the one notion's budget is above the cap: the relaxation drops it and the rays of
         # no notion are the unit vectors, while column generation would put e^eps in an LP
@@ -505,7 +295,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         # the channel comes from rays V inside the cone, the bound from rays V_bound of a
         # cone containing it (the same rays for the structured enumerators)
         try:
-            V, inv, V_bound = _relaxed_rays(problem, relaxed)
+            V, inv, V_bound = relaxed_rays(problem, relaxed)
         except DoubleDescriptionError as err:
             return _constant_fallback(problem, timings, {}, f"the extreme rays could not be enumerated ({err})")
         exact_bound_rays = V_bound is V

@@ -1,10 +1,12 @@
-"""The estimation design path of ``solve`` and the rays it runs on (SPEC §3, docs/design.md).
+"""The estimation design path of ``solve`` (SPEC §3, docs/design.md).
 
 :func:`_solve_design` routes ``estimation_variance`` problems (orbit closed form, column
-generation, or the conic / Frank–Wolfe design over listed rays) and keeps the better
-proven answer; :func:`_relaxed_rays` gives the rays of the budget-capped relaxation for
-every free-output path, with ULDP's invertible unit rays only where the full notions
-allow them.
+generation, or the conic / Frank–Wolfe design over listed rays, the rays of the
+budget-capped relaxation from :func:`mechopt.solvers.free._rays.relaxed_rays`), settles
+each route's outcome (:mod:`mechopt._settle`) and keeps the better proven answer.
+
+May import: :mod:`mechopt._settle` and :mod:`mechopt.solvers`. Not :mod:`mechopt._solve`,
+which calls it.
 """
 
 from __future__ import annotations
@@ -17,75 +19,25 @@ import numpy as np
 from ._problem import Problem
 from ._result import SolveResult
 from ._errors import InputError
-from ._solve import DESIGN_CVXPY_MAX_RAYS, Progress, _fail, _finish
-from .notions import LDP
+from ._settle import _constant_fallback, _fail, _finish, settle
+from .solvers._outcome import Progress
 from .solvers.design._convex import (DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe,
-                               design_lower_bound)
-from .solvers.free._rays import DoubleDescriptionError, enumerate_rays, ray_count_estimate, relax_notions
+                                     design_lower_bound)
+from .solvers.free._rays import DoubleDescriptionError, ray_count_estimate, relax_notions, relaxed_rays
 from .solvers.labeled._structure import BUDGET_CAP
 
-
-def _unit_allowed(problem: Problem, x: int) -> bool:
-    """Whether a column ``c e_x`` (``c > 0``, ULDP's invertible role) meets every other notion.
-
-    For a cone this is decided by ``e_x`` itself, exactly. The solvers relax budgets above
-    the cap (``q[x] <= e^300 q[x']`` is dropped), so they would use an invertible column
-    that such a budget forbids, which no repair can fix (invertible columns are not mixed).
-    (ε, δ)-LIP with δ > 0 allows ``c e_x`` for small ``c``: it is not asked.
-    """
-    from ._verify import check_notion
-
-    e = np.zeros((problem.k, 1))
-    e[x, 0] = 1.0
-    return all(check_notion(e, n).ok for n in problem.notions if n.convex and not getattr(n, "delta", 0))
-
-
-def _as_ldp(notion, k: int):
-    """BP-LIP whose priors include every point mass (a box with all lower bounds 0) is ε-LDP.
-
-    LIP at ``P = e_j`` reads ``q[j] <= e^ε q[x]`` for every x, and LDP implies LIP at every
-    prior (``P·q`` lies between the column's extremes). The structured LDP rays replace a
-    floating-point double description that kept 5 of the 14 rays at ε = 23.17 and made the
-    design "optimal" at 3.75 where randomized response verifies at 0.75 (fuzz seed 14 #5448).
-    """
-    from .notions import BPLIP
-
-    if isinstance(notion, BPLIP):
-        P = np.asarray(notion.priors)
-        units = {tuple(row) for row in np.eye(k)}
-        if units <= {tuple(row) for row in P}:
-            return LDP(notion.epsilon)
-    return notion
-
-
-def _relaxed_rays(problem: Problem, relaxed: list):
-    """Rays of the relaxed notions; ULDP's invertible unit rays only where the full notions allow them.
-
-    The unit rays kept are exactly the invertible columns the problem allows
-    (:func:`_unit_allowed`), so the ray set still spans every feasible column and the ray
-    LP's bound stays valid.
-    """
-    relaxed = [_as_ldp(n, problem.k) for n in relaxed]
-    V, inv, V_bound = enumerate_rays(relaxed, problem.k)
-    if inv.any():
-        ok = np.array([not inv[j] or _unit_allowed(problem, int(np.argmax(V[:, j]))) for j in range(V.shape[1])])
-        units = int(inv.sum())  # the same unit rays end V_bound
-        if V_bound is V:
-            V_bound = V = V[:, ok]
-        else:
-            V = V[:, ok]
-            V_bound = V_bound[:, np.concatenate([np.ones(V_bound.shape[1] - units, bool), ok[-units:]])]
-        inv = inv[ok]
-    return V, inv, V_bound
+#: the conic design runs up to this many rays, Frank–Wolfe beyond
+DESIGN_CVXPY_MAX_RAYS = 40_000
 
 
 def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
 
     from .solvers.design._route import route
 
-    routed = route(problem, method, show, timings)  # orbit or column generation (issue 10)
+    routed = route(problem, method, show, timings)  # orbit or column generation
     if routed is None:
         return _solve_design_rays(problem, method, show, timings)
+    routed = settle(problem, routed, timings)
     if routed.status == "optimal" or method != "auto":
         return routed
     estimate = ray_count_estimate(list(problem.notions), problem.k)
@@ -127,7 +79,7 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
     # cone's rays hold e^-300 next to 1 and no design identifies the distribution; the
     # relaxation's design is repaired into the full notions and its lower bound stays valid
     try:
-        V, inv, V_bound = _relaxed_rays(problem, relax_notions(list(problem.notions), k, BUDGET_CAP))
+        V, inv, V_bound = relaxed_rays(problem, relax_notions(list(problem.notions), k, BUDGET_CAP))
     except DoubleDescriptionError as err:  # fuzz seed 14 #8088
         return _rr_fallback(problem, timings, f"the extreme rays could not be enumerated ({err})")
     V_bound = None if V_bound is V else V_bound / V_bound.max(axis=0, keepdims=True)
@@ -196,7 +148,7 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
 
 def _rr_fallback(problem: Problem, timings: dict, why: str, channels: tuple = (), bound: float | None = None,
                  proven: bool = False) -> SolveResult:
-    """The estimation design's fallback: the best verified channel of :func:`mechopt._solve._constant_fallback`.
+    """The estimation design's fallback: the best verified channel of :func:`mechopt._settle._constant_fallback`.
 
     The constant channel has an infinite risk, so the candidates that count are the
     design's own channel (``channels``, mixed toward a constant one until it verifies) and
@@ -206,7 +158,5 @@ def _rr_fallback(problem: Problem, timings: dict, why: str, channels: tuple = ()
     ``proven`` ``bound`` closes the gap; no bound when rays were lost (the design's bound
     is not valid then), the design's lower bound when only its repair failed.
     """
-    from ._solve import _constant_fallback
-
     return _constant_fallback(problem, timings, {}, why, bound, channels=channels, proven=proven,
                               rel_gap=DESIGN_REL_GAP)

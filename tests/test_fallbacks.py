@@ -85,8 +85,8 @@ def test_block_ldp_worst_case_loss_exports_the_best_verified_channel():
 
 
 def _fail_first_repair(monkeypatch):
-    """Make the first repair in mechopt._solve fail (the solver's channel); later ones run."""
-    import mechopt._solve as S
+    """Make the first repair in the dispatcher (mechopt._settle) fail (the solver's channel); later ones run."""
+    import mechopt._settle as S
     from mechopt.solvers._repair import Repair
 
     real = S.repair
@@ -271,7 +271,7 @@ def test_forced_labeled_failure_is_retried_through_cvxpy(monkeypatch):
 def test_a_costly_repair_is_compared_with_the_candidates(monkeypatch):
     """A repair that mixes far more than needed (forced: t = 1e-3) leaves a gap above the
     tolerance; the candidates (the solver's channel mixed by the smallest verified t) close it."""
-    import mechopt._solve as S
+    import mechopt._settle as S
     from mechopt.solvers._repair import Repair
 
     real = S.repair

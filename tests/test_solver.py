@@ -904,7 +904,7 @@ def test_a_solver_that_says_infeasible_gives_the_best_verified_channel(tmp_path,
 
 def test_free_outputs_never_report_infeasible_when_rays_are_lost(monkeypatch):
     """An empty or insufficient ray set is the solver's failure, not the problem's."""
-    import mechopt._solve_design as S
+    import mechopt.solvers.free._rays as S
 
     lost = np.array([[1.0], [0.0], [0.0]])
     monkeypatch.setattr(S, "enumerate_rays", lambda notions, k: (lost, np.zeros(1, bool), lost))

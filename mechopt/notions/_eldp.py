@@ -172,7 +172,7 @@ class LDP(Notion):
 
     def structured_rays(self, k: int) -> np.ndarray:
         """The ``2^k - 2`` staircases ``{1, e^ε}^k`` (Kairouz, Oh, Viswanath)."""
-        from ..solvers.free._rays import ldp_rays
+        from ._rays import ldp_rays
 
         return ldp_rays(k, self.epsilon)
 
@@ -280,7 +280,7 @@ class BlockLDP(Notion):
 
     def structured_rays(self, k: int) -> np.ndarray:
         """Staircases of one block, zero elsewhere (a unit vector for a singleton block)."""
-        from ..solvers.free._rays import ldp_rays
+        from ._rays import ldp_rays
 
         return np.hstack([ldp_rays(len(b), self.epsilon, np.array(b), k) for b in self.blocks])
 

@@ -134,7 +134,7 @@ class LIP(Notion):
         """Vertices of the slice ``{P·q = 1, e^-ε <= q <= e^ε}``: all coordinates at a bound but one."""
         if self.delta > 0:
             return None
-        from ..solvers.free._rays import lip_slice_vertices
+        from ._rays import lip_slice_vertices
 
         return lip_slice_vertices(self.prior, self.epsilon)
 

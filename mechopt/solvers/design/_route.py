@@ -1,8 +1,9 @@
-"""Which estimation-design method runs, and how its answer is exported (issue 10).
+"""Which estimation-design method runs, and its candidate answer.
 
 Called first by :func:`mechopt._solve_design._solve_design`; returns ``None`` to leave the
 problem to the conic / Frank–Wolfe path (``method="cvxpy"`` or ``"frank-wolfe"``, or
-a column-generation failure).
+a column-generation failure), else a :class:`~mechopt.solvers._outcome.Candidate` (or
+family, or failure) that the dispatcher repairs, verifies and judges.
 
 * ``orbit`` — ε-LDP (and WC-LIP) with a uniform ``p0``: the best d-subset selection,
   proven optimal by the orbit argument and certified by the orbit dual
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
 from ..._errors import InputError
 from ...notions import LDP
+from .._outcome import Candidate, Failure, FamilyCandidate, Progress
+from ._colgen import PROVEN_REL_GAP
 
 #: the orbit is exported as a matrix when it has at most this many outputs
 ORBIT_MATRIX_MAX = 3000
@@ -52,22 +54,8 @@ def ratio_below(epsilon: float) -> float:
     return r
 
 
-def _finish_options() -> dict:
-    """``rel_gap`` for :func:`mechopt._solve._finish` where it judges "optimal" itself (main after issue 8).
-
-    The design is optimal within :data:`PROVEN_REL_GAP` (1e-6, issue 10) of its proven
-    bound; a ``_finish`` without the parameter leaves the status to ``proven``.
-    """
-    import inspect
-
-    from ..._solve import _finish
-    from ._colgen import PROVEN_REL_GAP
-
-    return {"rel_gap": PROVEN_REL_GAP} if "rel_gap" in inspect.signature(_finish).parameters else {}
-
-
 def route(problem, method: str, show: bool, timings: dict):
-    """A SolveResult for the design, or None (use the conic / Frank–Wolfe path)."""
+    """The design's outcome, or None (use the conic / Frank–Wolfe path)."""
     from ._orbit import is_uniform
 
     obj = problem.objective
@@ -119,10 +107,8 @@ def solve_orbit(problem, eps: float, timings: dict):
         keep = w > 0
         Q = V[:, keep] * w[keep]
         Q = Q / Q.sum(axis=1, keepdims=True)
-        from ..._solve import _finish
-
-        return _finish(problem, Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, timings, stats, proven=True,
-                       **_finish_options())
+        return Candidate(Q, tuple(f"y{j}" for j in range(Q.shape[1])), lower, stats, proven=True,
+                         rel_gap=PROVEN_REL_GAP)
     # too many outputs to list: export the family
     from ...families import SubsetMixture
     from ...families._estimate import subset_risk_uniform
@@ -132,48 +118,19 @@ def solve_orbit(problem, eps: float, timings: dict):
     spec = SubsetMixture.spec(r, [(d, 1.0)])
     fam = SubsetMixture.from_spec(spec, k)
     value = subset_risk_uniform(fam)
-    return finish_family(problem, spec, value, lower, stats, timings, t, rel_gap=math.inf)
-
-
-def finish_family(problem, spec: dict, value: float, bound: float, stats: dict, timings: dict, t: float, *,
-                  rel_gap: float):
-    """Export a structured family (too many outputs to list) after its exact check; the status by its gap.
-
-    ``value`` and ``bound`` are the family's objective and the proven bound; the status is
-    ``optimal`` when the gap is within ``rel_gap`` of ``max(|value|, objective scale)``.
-    """
-    from ..._objectives import objective_scale
-    from ..._result import SolveResult
-    from ...families import FamilyMechanism
-
-    obj = problem.objective
-    gap = abs(value - bound)
-    objective = {"kind": obj.kind, "value": value, "bound": bound, "gap": gap,
-                 **{key: v for key, v in obj.to_spec().items() if key != "kind"}}
-    mech = FamilyMechanism.from_family(spec, problem.privacy_spec(), inputs=problem.inputs, objective=objective,
-                                       extra={"solver": stats})
-    cert = mech.verify()
-    timings["repair_verify"] = time.perf_counter() - t
-    if not cert.verified:  # pragma: no cover - ratio_below makes the ratio meet every LDP claim
-        return SolveResult("error", None, None, None, None, None, timings,
-                           f"the subset-selection family failed its exact check: {cert.detail}", stats)
-    closed = gap <= rel_gap * max(abs(value), objective_scale(obj))
-    return SolveResult("optimal" if closed else "feasible", mech, value, bound, gap, cert, timings,
-                       "" if closed else f"the proven gap {gap:.3g} is above {rel_gap:g}", stats)
+    return FamilyCandidate(spec, value, lower, stats, t, rel_gap=math.inf)
 
 
 def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):
-    from ..._solve import Progress, _fail, _finish
     from ._convex import exact_row_sums, sparse_design
-    from ._colgen import PROVEN_REL_GAP, column_generation_design
+    from ._colgen import column_generation_design
     from ._pricing import ExplicitPricer, StaircasePricer
     from ..free._rays import MAX_ENUMERATED, ray_count_estimate
 
     obj = problem.objective
     k = problem.k
     notions = list(problem.notions)
-    from ..._solve_design import _relaxed_rays
-    from ..free._rays import relax_notions
+    from ..free._rays import relax_notions, relaxed_rays
     from ..labeled._structure import BUDGET_CAP
 
     t = time.perf_counter()
@@ -187,8 +144,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         if eps <= 0:
             return None
         if k > STAIRCASE_MAX_K:
-            return _fail("error", f"a non-uniform p0 under eps-LDP is designed for k <= {STAIRCASE_MAX_K} inputs "
-                         f"(got {k}); with a uniform p0 the optimum is known at any k (subset selection)", timings)
+            return Failure("error", f"a non-uniform p0 under eps-LDP is designed for k <= {STAIRCASE_MAX_K} inputs "
+                           f"(got {k}); with a uniform p0 the optimum is known at any k (subset selection)")
         pricer = StaircasePricer(k, eps)
     else:
         from .._repair import tied_rows
@@ -201,7 +158,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
                 raise InputError("method", f"about {estimate} extreme rays: column generation over listed rays "
                                  "needs them enumerated (implicit pricing exists for LDP only)")
             return None
-        V, inv, V_bound = _relaxed_rays(problem, notions)
+        V, inv, V_bound = relaxed_rays(problem, notions)
         if V.shape[1] == 0:
             return None
         if V_bound is not V:
@@ -219,7 +176,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     timings["solve"] = time.perf_counter() - t
     if res.status == "error":
         if strict:
-            return _fail("error", f"column generation failed: {res.message}", timings, res.stats)
+            return Failure("error", f"column generation failed: {res.message}", res.stats)
         return None
     Vw, w = res.V, res.w
     w = sparse_design(Vw, obj.prior, w)
@@ -235,15 +192,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     stats = {"method": "colgen", "pricing": "staircases" if eps is not None else "listed rays",
              **{key: v for key, v in res.stats.items()}, "support": int(keep.sum())}
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
-    out = _finish(problem, Q, outputs, res.lower, timings, stats,
-                  mix_columns=mix, proven=res.status == "optimal", message=res.message, **_finish_options())
-    if out.status == "error":
-        from ..._solve import _constant_fallback
-
-        # the repair failed: the best verified channel seen (this one mixed, randomized response)
-        return _constant_fallback(problem, timings, stats, out.message, res.lower, proven=res.status == "optimal",
-                                  channels=(("the design's channel", Q, outputs, mix),), rel_gap=PROVEN_REL_GAP)
-    if out.status == "optimal" and not (out.gap <= PROVEN_REL_GAP * abs(out.objective)):
-        # the export (vertex, exact row sums, repair) moved the risk: judge the exported channel
-        out = replace(out, status="feasible", message="the exported channel is not within 1e-6 of the bound")
-    return out
+    # the export (vertex, exact row sums, repair) may move the risk: the exported channel is judged
+    return Candidate(Q, outputs, res.lower, stats, mix_columns=mix, proven=res.status == "optimal", message=res.message,
+                     rel_gap=PROVEN_REL_GAP, fallback="the design's channel", recheck_rel_gap=PROVEN_REL_GAP,
+                     recheck_message="the exported channel is not within 1e-6 of the bound")

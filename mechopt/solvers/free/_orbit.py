@@ -13,9 +13,9 @@ the diagonal and ``b`` off it are preserved by every permutation of the inputs, 
   ``Q = [v_{S_0} ... v_{S_{k-1}}] / (d E + k - d)`` is row-stochastic, ε-LDP, and
   scores ``k m_d / (d E + k - d) = k c``.
 
-The channel is exported as that ``k x k`` matrix (through main's repair and exact
-verification) up to :data:`MATRIX_MAX_K` inputs, and beyond as a ``subset_selection``
-family (every d-subset equally likely: the same objective, verified exactly from its
+The channel is a candidate ``k x k`` matrix (repaired and verified exactly by the
+dispatcher) up to :data:`MATRIX_MAX_K` inputs, and beyond a ``subset_selection`` family
+(every d-subset equally likely: the same objective, verified exactly from its
 parameters).
 """
 
@@ -25,6 +25,8 @@ import math
 import time
 
 import numpy as np
+
+from .._outcome import RAYS_REL_GAP, Candidate, FamilyCandidate
 
 #: export a k x k matrix up to this many inputs, a subset-selection family beyond
 MATRIX_MAX_K = 400
@@ -95,9 +97,8 @@ def cyclic_design(k: int, d: int, E: float) -> np.ndarray:
 
 
 def solve_orbit(problem, eps: float, timings: dict):
-    """The best orbit, exported as a matrix (k <= MATRIX_MAX_K) or a family, verified exactly."""
+    """The best orbit as a candidate matrix (k <= MATRIX_MAX_K) or family, with its proven bound."""
     from ..._objectives import offset_sign
-    from ..._solve import _finish
 
     t = time.perf_counter()
     obj = problem.objective
@@ -109,12 +110,12 @@ def solve_orbit(problem, eps: float, timings: dict):
     timings["solve"] = time.perf_counter() - t
     stats = {"method": "orbit", "subset_size": d, "proof": "LP duality: y = c 1 over the d-subset orbits"}
     if d in (0, k):  # the constant channel is optimal
-        return _finish(problem, np.ones((k, 1)), ("y0",), bound, timings, stats)
+        return Candidate(np.ones((k, 1)), ("y0",), bound, stats)
     if k <= MATRIX_MAX_K:
         Q = cyclic_design(k, d, E)
-        return _finish(problem, Q, tuple(f"y{j}" for j in range(k)), bound, timings, stats)
+        return Candidate(Q, tuple(f"y{j}" for j in range(k)), bound, stats)
     from ...families import SubsetMixture
-    from ..design._route import finish_family, ratio_below
+    from ..design._route import ratio_below
 
     t = time.perf_counter()
     r = ratio_below(eps)  # the largest double <= e^eps: the family meets eps exactly
@@ -122,6 +123,4 @@ def solve_orbit(problem, eps: float, timings: dict):
     m_r = orbit_utilities(obj, k, r)[d] / (d * r + (k - d))
     value = offset + sign * float(k * m_r)
     stats["outputs"] = "family"
-    from ..._solve import RAYS_REL_GAP
-
-    return finish_family(problem, spec, value, bound, stats, timings, t, rel_gap=RAYS_REL_GAP)
+    return FamilyCandidate(spec, value, bound, stats, t, rel_gap=RAYS_REL_GAP)

@@ -1,7 +1,9 @@
-"""Which method solves a free-output sublinear problem, and its answer (issue 10 A).
+"""Which method solves a free-output sublinear problem, and its candidate answer.
 
 Called by :func:`mechopt._solve._solve_free` for MMSE, histogram MSE, mutual information
-and Bayes risk. Returns ``None`` to leave the problem to the ray enumeration of main.
+and Bayes risk. Returns ``None`` to leave the problem to the ray enumeration of the
+dispatcher, else a :class:`~mechopt.solvers._outcome.Candidate` (or family, or failure)
+that the dispatcher repairs, verifies and judges.
 
 * ``orbit`` — (beyond :data:`COLGEN_ABOVE` rays, or when asked) ε-LDP (or WC-LIP) with a uniform prior and an objective every input
   permutation preserves (histogram MSE, mutual information, Bayes risk with a loss
@@ -20,8 +22,8 @@ from __future__ import annotations
 import math
 import time
 
-
 from ..._errors import InputError
+from .._outcome import RAYS_REL_GAP, Candidate, Failure, Progress
 
 #: enumerate the rays while the notions report at most this many (LDP k = 14: 16 382)
 COLGEN_ABOVE = 20_000
@@ -78,7 +80,7 @@ def plan(problem, method: str):
 
 
 def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None):
-    """A SolveResult for the orbit or the column generation, or None (enumerate the rays)."""
+    """The outcome of the orbit or the column generation, or None (enumerate the rays)."""
     planned = plan(problem, method)
     if planned is None:
         return None
@@ -91,9 +93,8 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
 
 
 def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
-    """Column generation, then main's repair and exact verification (``_finish``)."""
+    """Column generation: its channel and proven bound, or a failure that asks for the fallback."""
     from ..._objectives import objective_scale, offset_sign
-    from ..._solve import RAYS_REL_GAP, Progress, _constant_fallback, _finish
     from ._colgen import column_generation
     from ._raylp import channel_from_rays
 
@@ -110,7 +111,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
              **{key: v for key, v in res.stats.items() if key not in ("cone", "pieces")}}
     if res.status != "optimal" or res.weights is None:
         # no channel from the run: the best verified standard channel (constant, randomized response)
-        return _constant_fallback(problem, timings, stats, f"column generation failed: {res.message}")
+        return Failure("error", f"column generation failed: {res.message}", stats, fallback=True)
     w, V, inv = res.weights, res.V, res.invertible
     Q, inv_cols = channel_from_rays(V, w, inv)
     offset, sign = offset_sign(obj)
@@ -120,11 +121,6 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     message = res.message
     if message and bound is not None:
         message = f"{message}; proven gap {abs(res.bound - res.value):.3g} before the repair"
-    # the bound is proven at every stop: _finish calls the answer optimal iff it closes the gap
-    out = _finish(problem, Q, outputs, bound, timings, stats, mix_columns=~inv_cols if inv_cols.any() else None,
-                  proven=True, message=message)
-    if out.status == "error":
-        mix = ~inv_cols if inv_cols.any() else None
-        return _constant_fallback(problem, timings, stats, out.message, bound=bound,
-                                  channels=(("the column generation's channel", Q, outputs, mix),))
-    return out
+    # the bound is proven at every stop: the answer is optimal iff the exported channel closes the gap
+    return Candidate(Q, outputs, bound, stats, proven=True, mix_columns=~inv_cols if inv_cols.any() else None,
+                     message=message, fallback="the column generation's channel")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,20 +25,11 @@ from ...notions._base import _eldp_rows
 from ...notions._eldp import _group_matrix
 from ..backends._adapters import choose
 from ._blocks import _column_block, _factored_block, _group_block, _invertible_caps, _merge_limits  # noqa: F401
+from .._outcome import LabeledSolution
 from .._repair import tied_rows
 from ..backends._safe_bnb import safe_mip_bound
 from ..backends._safe_bound import lp_lower_bound
 from ._structure import BUDGET_CAP, column_system, components
-
-
-@dataclass
-class LabeledSolution:
-    status: str
-    Q: np.ndarray | None
-    objective: float | None
-    message: str
-    stats: dict
-    bound: float = -math.inf  # a safe lower bound on the optimum
 
 
 def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible: dict[int, list[int]], *,

@@ -171,3 +171,18 @@ def components(notions: list[Notion], k: int) -> list[np.ndarray]:
     xs, xps = np.nonzero(np.isfinite(E) & ~np.eye(k, dtype=bool))
     g.add_edges_from(zip(xs.tolist(), xps.tolist()))
     return [np.array(sorted(c)) for c in sorted(nx.connected_components(g), key=min)]
+
+
+def unit_allowed(problem, x: int) -> bool:
+    """Whether a column ``c e_x`` (``c > 0``, ULDP's invertible role) meets every other notion.
+
+    For a cone this is decided by ``e_x`` itself, exactly. The solvers relax budgets above
+    the cap (``q[x] <= e^300 q[x']`` is dropped), so they would use an invertible column
+    that such a budget forbids, which no repair can fix (invertible columns are not mixed).
+    (ε, δ)-LIP with δ > 0 allows ``c e_x`` for small ``c``: it is not asked.
+    """
+    from ..._verify import check_notion
+
+    e = np.zeros((problem.k, 1))
+    e[x, 0] = 1.0
+    return all(check_notion(e, n).ok for n in problem.notions if n.convex and not getattr(n, "delta", 0))

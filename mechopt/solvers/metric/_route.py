@@ -296,7 +296,7 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
 
     ``method``: ``"ipm"``, ``"decompose"`` or ``"auto"`` (see the module docstring).
     """
-    from ..labeled._lp import LabeledSolution
+    from .._outcome import LabeledSolution
     from ._decompose import solve_metric_lp
 
     t0 = time.perf_counter()
