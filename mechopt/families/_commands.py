@@ -21,15 +21,13 @@ def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_
     one path of every reader: a file ``mechopt verify`` refuses is refused here); every
     label is checked before anything is drawn.
     """
-    from ..runtime._commands import _read_labels, _unknown
+    from ..runtime._files import read_labels, refuse_unknown, write_atomically
 
     mech = FamilyMechanism.load(mech_path)
     sampler = mech.sampler(seed=seed)
-    labels = _read_labels(input_path, "input")
+    labels = read_labels(input_path, "input")
     index = {x: i for i, x in enumerate(mech.inputs)}
-    _unknown(input_path, labels, index, str(mech_path), "input")
-    from ..runtime._commands import _write_atomically
-
+    refuse_unknown(input_path, labels, index, str(mech_path), "input")
     text = "".join(f"{sampler.sample_index(index[x])}\n" for x in labels)
     if str(output_path) == "-":  # standard output, as for a matrix file
         import sys
@@ -37,7 +35,7 @@ def privatize_family_file(mech_path: str | Path, input_path: str | Path, output_
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        _write_atomically(Path(output_path), text, "output")
+        write_atomically(Path(output_path), text, "output")
     return len(labels)
 
 
@@ -51,14 +49,15 @@ def estimate_family_file(mech_path: str | Path, reports_path: str | Path, *, met
     The result also holds ``variance`` (plug-in per-item variances of the unbiased
     estimator, and their sum ``risk``).
     """
-    from ..runtime._commands import ESTIMATE_METHODS, _read_labels, _unknown
+    from ..runtime._files import read_labels, refuse_unknown
+    from ..runtime._inference import ESTIMATE_METHODS
     from ..runtime._estimators import estimate_em, estimate_inversion, estimate_projected, project_simplex
 
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
     mech = FamilyMechanism.load(mech_path)
     fam = mech.family
-    labels = _read_labels(reports_path, "reports")
+    labels = read_labels(reports_path, "reports")
     if not labels:
         raise InputError(str(reports_path), "contains no reports; the reports file must hold one output label per line")
     out: dict[str, Any] = {"n": len(labels), "method": method}
@@ -76,7 +75,7 @@ def estimate_family_file(mech_path: str | Path, reports_path: str | Path, *, met
     else:
         outs, Q = family_channel(fam)
         index = {y: j for j, y in enumerate(outs)}
-        _unknown(reports_path, labels, index, str(mech_path), "output")
+        refuse_unknown(reports_path, labels, index, str(mech_path), "output")
         cnt = np.bincount([index[y] for y in labels], minlength=len(outs))
         p = {"em": estimate_em, "inversion": estimate_inversion, "projected": estimate_projected}[method](Q, cnt)
         var = None

@@ -9,9 +9,7 @@ standard input (``--input``, ``--reports``, ``--counts``) or output (``--output`
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,30 +24,9 @@ from mechopt.runtime._inference import (
     parse_counts_csv,
     read_text,
 )
+from mechopt.runtime._files import read_labels, refuse_unknown, write_atomically
 
 __all__ = ["ESTIMATE_METHODS", "estimate_file", "estimate_from_files", "privatize_file"]
-
-
-def _read_labels(path: str | Path, what: str) -> list[str]:
-    """One label per line; line terminators (``\\n``, ``\\r\\n``) are not part of it."""
-    text = read_text(path, what)
-    labels = text.splitlines()
-    for lineno, label in enumerate(labels, start=1):
-        if not label.strip():
-            raise InputError(f"{path}:{lineno}", f"line is empty; the {what} file must hold "
-                                                 "exactly one label per line")
-    return labels
-
-
-def _unknown(path: str | Path, labels: list[str], known: dict[str, int], what: str,
-             kind: str) -> None:
-    for lineno, label in enumerate(labels, start=1):
-        if label not in known:
-            allowed = list(known)
-            shown = allowed if len(allowed) <= 8 else allowed[:8] + ["..."]
-            raise InputError(f"{path}:{lineno}", f"{label!r} is not an {kind} label of the "
-                                                 f"mechanism ({what}); expected one of "
-                                                 f"{shown!r}")
 
 
 def _memo_store(path: str | Path) -> dict[str, str]:
@@ -66,22 +43,6 @@ def _memo_store(path: str | Path) -> dict[str, str]:
     if not isinstance(store, dict) or not all(isinstance(v, str) for v in store.values()):
         raise InputError(str(path), "the memo store must be a JSON object of strings")
     return store
-
-
-def _write_atomically(target: Path, text: str, what: str) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
-                                   prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    except OSError as err:
-        raise InputError(str(target), f"cannot write the {what} file: {err}") from None
 
 
 def privatize_file(mech_path: str | Path, input_path: str | Path,
@@ -156,8 +117,8 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
                                      "drop --memo, or export it with 'mechopt solve --memoize'")
         store = _memo_store(memo)
     sampler = Sampler(doc, seed=seed, store=store, _checked=True)  # load_verified checked and verified it
-    labels = _read_labels(input_path, "input")
-    _unknown(input_path, labels, {x: i for i, x in enumerate(doc["inputs"])},
+    labels = read_labels(input_path, "input")
+    refuse_unknown(input_path, labels, {x: i for i, x in enumerate(doc["inputs"])},
              str(mech_path), "input")
     if doc.get("memoize") and memo is None:
         sampler.memoize = False  # every line is another user: fresh responses
@@ -167,9 +128,9 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        _write_atomically(Path(output_path), text, "output")
+        write_atomically(Path(output_path), text, "output")
     if memo is not None and store is not None:
-        _write_atomically(Path(memo), json.dumps(store, indent=1, ensure_ascii=False) + "\n", "memo store")
+        write_atomically(Path(memo), json.dumps(store, indent=1, ensure_ascii=False) + "\n", "memo store")
     return len(reports)
 
 
@@ -277,11 +238,11 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     doc = checked.doc
     index = {y: j for j, y in enumerate(doc["outputs"])}
     if reports_path is not None:
-        labels = _read_labels(reports_path, "reports")
+        labels = read_labels(reports_path, "reports")
         if not labels:
             raise InputError(str(reports_path), "contains no reports; the reports file must "
                                                 "hold one output label per line")
-        _unknown(reports_path, labels, index, str(mech_path), "output")
+        refuse_unknown(reports_path, labels, index, str(mech_path), "output")
         counts = np.bincount([index[y] for y in labels], minlength=len(index)).astype(float)
     else:
         counts = parse_counts_csv(read_text(counts_path, "counts"), doc["outputs"],
