@@ -12,9 +12,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._canonical import CURRENT_VERSION, VERSIONS, canonical_digest
-from ._client_document import (Checked, _check, _verify_claims, check_text, parse_document_claims,
-                               read_mechanism_text)
+from ._client_document import Checked, _check, parse_document_claims
 from ._errors import InputError, VerificationError
+from ._reader import external_notions, read_verified
 from .notions import Notion, notion_from_spec
 from ._verify import Certificate, as_matrix, verify
 
@@ -185,7 +185,7 @@ class Mechanism:
         if not isinstance(doc, dict):
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
         if check_hash and not _checked:
-            parse_document_claims(_check(doc), _external_notions())
+            parse_document_claims(_check(doc), external_notions())
         if "family" in doc:  # a structured mechanism (version 2, mechopt.families)
             from .families import FamilyMechanism
 
@@ -249,13 +249,6 @@ class Mechanism:
         return load_verified(path, verify=verify)[1]
 
 
-def _external_notions() -> frozenset:
-    """Notions registered at run time: the client has no rules for them, their own checker decides."""
-    from .notions import REGISTRY
-
-    return frozenset(name for name, entry in REGISTRY.items() if not entry.builtin)
-
-
 def load_verified(path: str | Path, *, verify: bool = True, _collect: list | None = None) -> tuple[Checked, Any]:
     """Read a mechanism file the one way every consumer reads it, and verify its claims exactly.
 
@@ -300,27 +293,4 @@ def load_verified(path: str | Path, *, verify: bool = True, _collect: list | Non
     >>> checked.family is None, mech.matrix.shape
     (True, (2, 2))
     """
-    source = str(path)
-    checked = check_text(read_mechanism_text(path), source, verify=False)
-    external = _external_notions()
-    try:
-        try:
-            if verify or _collect is not None:
-                _verify_claims(checked, external)  # the claims' parameters, then the client's exact verdict
-            else:
-                parse_document_claims(checked, external)
-        except VerificationError as err:
-            if _collect is None:
-                raise
-            _collect.append(str(err))  # mechopt verify: reported with the certificate
-            parse_document_claims(checked, external)
-        mech = Mechanism.from_dict(checked.doc, _checked=True)
-    except InputError as err:
-        raise InputError(f"{source}: {err.field}", err.rule) from None
-    except VerificationError as err:
-        raise VerificationError(f"{source}: {err}") from None
-    if verify:
-        cert = mech.verify()
-        if not cert.verified:
-            raise VerificationError(f"{source}: privacy: {cert.detail or 'the mechanism fails its claims'}")
-    return checked, mech
+    return read_verified(path, lambda doc: Mechanism.from_dict(doc, _checked=True), verify=verify, _collect=_collect)

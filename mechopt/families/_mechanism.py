@@ -156,9 +156,9 @@ class FamilyMechanism:
             raise InputError("mechanism", f"must be a JSON object, got {type(doc).__name__}")
         if check_hash and not _checked:
             from .._client_document import _check, parse_document_claims
-            from .._mechanism import _external_notions
+            from .._reader import external_notions
 
-            parse_document_claims(_check(doc), _external_notions())
+            parse_document_claims(_check(doc), external_notions())
         errors = sorted(jsonschema.Draft202012Validator(family_schema()).iter_errors(doc),
                         key=lambda e: list(e.absolute_path))
         if errors:
@@ -183,17 +183,19 @@ class FamilyMechanism:
 
     @classmethod
     def load(cls, path: str | Path, *, verify: bool = True) -> "FamilyMechanism":
-        """Load a family file through the one path of every reader (:func:`mechopt._mechanism.load_verified`).
+        """Load a family file through the one path of every reader (:func:`mechopt._reader.read_verified`).
 
         Strict JSON, schema, parameters, digest and (by default) every claim decided
         exactly; a matrix file is refused here (naming ``family``).
         """
-        from .._mechanism import load_verified
+        from .._reader import read_verified
 
-        mech = load_verified(path, verify=verify)[1]
-        if not isinstance(mech, cls):
-            raise InputError(f"{path}: family", "is missing: this is a matrix mechanism file (use mechopt.Mechanism.load)")
-        return mech
+        def parse(doc: dict) -> "FamilyMechanism":
+            if "family" not in doc:
+                raise InputError("family", "is missing: this is a matrix mechanism file (use mechopt.Mechanism.load)")
+            return cls.from_dict(doc, _checked=True)
+
+        return read_verified(path, parse, verify=verify)[1]
 
     def sampler(self, *, seed: int | None = None, words=None) -> FamilySampler:
         """The exact client sampler (OS words unless seeded or given ``words``; see :class:`FamilySampler`)."""
