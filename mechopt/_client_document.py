@@ -475,3 +475,28 @@ def verdict(text: str) -> tuple[str, str]:
     except VerificationError as err:
         return "refuse-verification", str(err)
     return "accept", ""
+
+
+def load_family_document(path) -> tuple[dict, Any]:
+    """Read a family mechanism file on a device: structure, parameters, sha256 and claims, exactly.
+
+    Standard library only. The same path as every reader of a mechanism file
+    (:func:`mechopt._client_document.check_text`): strict JSON, the structure and the
+    claims' parameters, the digest of ``inputs``, ``family`` and ``privacy``, then every
+    privacy claim decided exactly from the family's parameters
+    (:func:`mechopt.families._privacy.family_claim`), so a re-hashed file whose family
+    breaks its claims is refused.
+
+    Raises
+    ------
+    InputError
+        Unreadable, not JSON, a matrix file, or a malformed field (the message names it).
+    VerificationError
+        The recorded sha256 is not the digest of ``inputs``, ``family`` and ``privacy``,
+        or the family fails one of its privacy claims.
+    """
+    checked = check_text(read_mechanism_text(path), str(path))
+    if checked.family is None:
+        raise InputError(f"{path}: family", "is missing: this is a matrix mechanism file (read it with "
+                                            "mechopt.client.load_document)")
+    return checked.doc, checked.family

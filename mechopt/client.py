@@ -3,9 +3,9 @@
 This module is what runs on a user's device. It uses the **standard library only**
 (plus, for version 2 files, the pure-Python ``rfc8785`` package, which has no
 dependencies; it imports :mod:`mechopt._client_document` (the file's checks, re-exported
-here), :mod:`mechopt._claims`, :mod:`mechopt._canonical` and :mod:`mechopt._errors` and
-nothing else of mechopt), so a phone or a browser-side Python without numpy can load a
-mechanism file, check that it is the file that was exported, and privatize its data.
+here), :mod:`mechopt._claims`, :mod:`mechopt._canonical`, :mod:`mechopt._words` (the
+exact uniform draws) and :mod:`mechopt._errors` and nothing else of mechopt), so a phone
+or a browser-side Python without numpy can load a mechanism file, check that it is the file that was exported, and privatize its data.
 ``clients/js`` is the same client in JavaScript; both pass the test vectors in
 ``clients/vectors``.
 
@@ -38,9 +38,8 @@ from __future__ import annotations
 
 import bisect
 import math
-import os
 import random
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -48,11 +47,11 @@ from mechopt._client_document import (FORMAT, ROW_SUM_TOLERANCE, VERSION, VERSIO
                                       _check_matrix, _check_number, _exact, _short, _verify_claims,
                                       check_document, check_text, load_document, verdict)
 from mechopt._errors import InputError
+from mechopt._words import SecureWords, StreamWords, uniform_below, uniform_masked
 
 __all__ = ["FORMAT", "VERSION", "VERSIONS", "ROW_SUM_TOLERANCE", "check_document", "check_text",
            "load_document", "verdict", "row_weights", "uniform_below", "Sampler"]
 
-_WORD = 1 << 32
 
 
 # ----------------------------------------------------------------- exact sampling
@@ -91,95 +90,6 @@ def row_weights(row: Sequence[Any]) -> list[int]:
     for w in weights:
         common = math.gcd(common, w)
     return [w // common for w in weights]
-
-
-def uniform_below(total: int, take) -> int:
-    """A uniform integer in ``[0, total)`` from 32-bit words, by rejection (step 3).
-
-    With ``b`` the bit length of ``total − 1`` and ``n = ceil(b / 32)``: read ``n``
-    words, join them big-endian (the first word is the most significant), keep the low
-    ``b`` bits; accept if below ``total``, otherwise read ``n`` new words. ``total = 1``
-    reads nothing.
-
-    Parameters
-    ----------
-    total : int
-        ``>= 1``.
-    take : callable
-        ``take(n)`` returns the next ``n`` words joined big-endian, an integer below
-        ``2**(32 n)``.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> words = iter([0xFFFFFFFF, 0x0000000C, 0x00000005])
-    >>> take = lambda n: next(words)      # one word at a time here (total < 2**32)
-    >>> uniform_below(10, take)           # 15 and 12 are rejected; 5 is accepted
-    5
-    """
-    bits = (total - 1).bit_length()
-    return _uniform(total, (bits + 31) // 32, (1 << bits) - 1, take)
-
-
-def _uniform(total: int, count: int, mask: int, take) -> int:
-    """:func:`uniform_below` with its word count and mask precomputed (0 and 0 for 1)."""
-    while True:
-        r = take(count) & mask
-        if r < total:
-            return r
-
-
-class _SecureWords:
-    """Words from :func:`os.urandom`, read in 64 KiB blocks (big-endian 4-byte words).
-
-    The block is never shared across processes: a forked child (a pre-forking server,
-    a process pool) would otherwise replay its parent's unread bytes, so the buffer is
-    dropped whenever the process id changes.
-    """
-
-    block = 65536
-
-    def __init__(self) -> None:
-        self._buf = b""
-        self._pos = 0
-        self._pid = os.getpid()
-
-    def __call__(self, n: int) -> int:
-        size = 4 * n
-        if self._pid != os.getpid():
-            self._buf, self._pos, self._pid = b"", 0, os.getpid()
-        if self._pos + size > len(self._buf):
-            self._buf = self._buf[self._pos:] + os.urandom(max(self.block, size))
-            self._pos = 0
-        start = self._pos
-        self._pos = start + size
-        return int.from_bytes(self._buf[start:start + size], "big")
-
-
-class _StreamWords:
-    """Words from an explicit iterable of integers in ``[0, 2**32)`` (portable stream)."""
-
-    def __init__(self, words: Iterable[int]) -> None:
-        self._it: Iterator[int] = iter(words)
-        self.used = 0
-
-    def __call__(self, n: int) -> int:
-        r = 0
-        for _ in range(n):
-            try:
-                w = next(self._it)
-            except StopIteration:
-                raise InputError("words", f"the word stream ran out after {self.used} "
-                                          "words") from None
-            if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w < _WORD:
-                raise InputError(f"words[{self.used}]", f"must be an integer in "
-                                                        f"[0, 2**32), got {w!r}")
-            r = (r << 32) | w
-            self.used += 1
-        return r
 
 
 class Sampler:
@@ -262,15 +172,15 @@ class Sampler:
         # bits, cumulative sums C)
         self._matrix = doc["matrix"]
         self._rows: list[tuple[int, int, int, list[int]] | None] = [None] * len(self._matrix)
-        self._stream: _StreamWords | None = None
+        self._stream: StreamWords | None = None
         if words is not None:
-            self._stream = _StreamWords(words)
+            self._stream = StreamWords(words)
             self._take = self._stream
         elif seed is not None:
             rng = random.Random(seed)
             self._take = lambda n: rng.getrandbits(32 * n)
         else:
-            self._take = _SecureWords()
+            self._take = SecureWords()
 
     @property
     def words_used(self) -> int | None:
@@ -328,7 +238,7 @@ class Sampler:
 
     def _draw(self, x: int) -> str:
         total, count, mask, cumulative = self._row(x)
-        return self.outputs[bisect.bisect_right(cumulative, _uniform(total, count, mask, self._take))]
+        return self.outputs[bisect.bisect_right(cumulative, uniform_masked(total, count, mask, self._take))]
 
     def _memoized(self, x: int) -> str:
         key = f"{self.sha256}:{self.inputs[x]}"

@@ -114,7 +114,7 @@ def test_seed_is_reproducible_and_default_is_secure(doc, monkeypatch):
         # the row's weights (T = 10^10, 34 bits, two words per draw)
         return bytes.fromhex("00000002540be3ff") * (size // 8)
 
-    monkeypatch.setattr("mechopt.client.os.urandom", fake_urandom)
+    monkeypatch.setattr("mechopt._words.os.urandom", fake_urandom)
     sampler = Sampler(doc)
     assert sampler.sample("home") == "f"  # the last unit falls in the last output of positive mass
     assert calls == [65536]  # secure words, read from the operating system in blocks

@@ -21,10 +21,10 @@ from ._spec import (
     SubsetMixture,
     family_digest,
     family_from_spec,
-    load_family_document,
     parse_subset_label,
     subset_label,
 )
+from .._client_document import load_family_document
 
 _LAZY = {
     "verify_family": "._privacy",

@@ -42,6 +42,7 @@ from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .._errors import InputError
+from .._words import StreamWords, uniform_masked
 
 FAMILY_KINDS = ("subset_selection", "hadamard_response")
 _WORD = 1 << 32
@@ -274,33 +275,6 @@ def approx_count(n: int) -> float | str:
     return f"{int(str(n)[:3]) / 100:.2f}e+{digits}"
 
 
-def load_family_document(path) -> tuple[dict, "SubsetMixture | HadamardFamily"]:
-    """Read a family mechanism file on a device: structure, parameters, sha256 and claims, exactly.
-
-    Standard library only. The same path as every reader of a mechanism file
-    (:func:`mechopt._client_document.check_text`): strict JSON, the structure and the
-    claims' parameters, the digest of ``inputs``, ``family`` and ``privacy``, then every
-    privacy claim decided exactly from the family's parameters
-    (:func:`mechopt.families._privacy.family_claim`), so a re-hashed file whose family
-    breaks its claims is refused.
-
-    Raises
-    ------
-    InputError
-        Unreadable, not JSON, a matrix file, or a malformed field (the message names it).
-    VerificationError
-        The recorded sha256 is not the digest of ``inputs``, ``family`` and ``privacy``,
-        or the family fails one of its privacy claims.
-    """
-    from .._client_document import check_text, read_mechanism_text
-
-    checked = check_text(read_mechanism_text(path), str(path))
-    if checked.family is None:
-        raise InputError(f"{path}: family", "is missing: this is a matrix mechanism file (read it with "
-                                            "mechopt.client.load_document)")
-    return checked.doc, checked.family
-
-
 # -- output labels -----------------------------------------------------------------------
 
 
@@ -440,10 +414,6 @@ class FamilySampler:
     """
 
     def __init__(self, family, *, seed: int | None = None, words: Iterable[int] | None = None):
-        # mechopt.client is standard library only; imported here, not at module level, so
-        # that the client may import this module without a cycle
-        from ..client import _StreamWords, _uniform
-
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError("seed", f"must be an integer or None, got {seed!r}")
         if seed is not None and words is not None:
@@ -452,7 +422,7 @@ class FamilySampler:
         self.seeded = seed is not None
         self._stream = None
         if words is not None:
-            self._stream = take = _StreamWords(words)
+            self._stream = take = StreamWords(words)
         elif seed is not None:
             rng = random.Random(seed)
 
@@ -472,7 +442,7 @@ class FamilySampler:
                     if r < total:
                         return r
             bits = (total - 1).bit_length()
-            return _uniform(total, (bits + 31) // 32, (1 << bits) - 1, take)
+            return uniform_masked(total, (bits + 31) // 32, (1 << bits) - 1, take)
 
         self._randbelow = below
         r = family.ratio
