@@ -7,6 +7,7 @@ closed-form optimum through it.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -110,3 +111,74 @@ def test_a_registered_backend_is_used_by_name():
         from mechopt.solvers.backends import _adapters as _backends
 
         _backends._REGISTRY.pop("counting")
+
+
+_LABELED = {
+    "ldp": ({"k": 4, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+             "objective": {"kind": "expected_loss", "loss": "hamming", "prior": [0.4, 0.3, 0.2, 0.1]}}, "auto"),
+    "uldp": ({"inputs": ["a", "b", "c", "d"], "outputs": "inputs",
+              "privacy": [{"notion": "uldp", "epsilon": 0.7, "sensitive": ["a", "b"]}],
+              "objective": {"kind": "expected_loss", "loss": "hamming"}}, "auto"),
+    "metric decomposed": ({"inputs": ["p0", "p1", "p2", "p3", "p4"], "outputs": "inputs",
+                           "privacy": [{"notion": "metric", "epsilon": 1.0,
+                                        "distance": [[abs(a - b) for b in range(5)] for a in range(5)]}],
+                           "objective": {"kind": "expected_loss", "loss": "hamming"}}, "decompose"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LABELED))
+def test_the_cli_backend_reaches_every_lp_of_the_labeled_route(case, tmp_path, capsys, monkeypatch):
+    """``--backend counting`` (a back-end registered here, wrapping HiGHS) sees every LP and MILP the
+    labeled route solves: no HiGHS solve happens outside it."""
+    from mechopt.cli import main
+    from mechopt.solvers.backends._adapters import HighsAdapter
+
+    doc, method = _LABELED[case]
+    seen, bypassed, depth = [], [], [0]
+    real_lp, real_milp = HighsAdapter.solve, HighsAdapter.solve_milp
+
+    def watched(real):
+        def call(self, *args, **kwargs):
+            if depth[0] == 0:
+                bypassed.append(self.name)
+            return real(self, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(HighsAdapter, "solve", watched(real_lp))
+    monkeypatch.setattr(HighsAdapter, "solve_milp", watched(real_milp))
+
+    class Counting:
+        name = "counting"
+        capabilities = frozenset({"lp", "duals", "sparse", "milp"})
+
+        def _through(self, what, *args, **kwargs):
+            seen.append(what)
+            depth[0] += 1
+            try:
+                return getattr(get_backend("highs"), what)(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+
+        def solve(self, *args, **kwargs):
+            return self._through("solve", *args, **kwargs)
+
+        def solve_milp(self, *args, **kwargs):
+            return self._through("solve_milp", *args, **kwargs)
+
+    register_backend("counting", Counting, Counting.capabilities, tight=True)
+    try:
+        problem = tmp_path / "p.json"
+        problem.write_text(json.dumps(doc))
+        code = main(["solve", str(problem), "-o", str(tmp_path / "m.json"), "--backend", "counting",
+                     "--method", method])
+        capsys.readouterr()
+    finally:
+        from mechopt.solvers.backends import _adapters as _backends
+
+        _backends._REGISTRY.pop("counting")
+    assert code == 0
+    assert seen and bypassed == []
+    if case == "uldp":
+        assert "solve_milp" in seen or seen.count("solve") >= 2  # the roles: a MILP or its rounded relaxation
+    # the exported channel is the one the exact verifier accepts
+    assert mechopt.Mechanism.load(tmp_path / "m.json").verify().verified

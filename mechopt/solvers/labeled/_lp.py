@@ -254,7 +254,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
         from ..metric._route import metric_labeled
 
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
-        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress)
+        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress, backend=backend)
         if sol is not None and sol.Q is not None:
             sol.stats["total_s"] = time.perf_counter() - t0
             sol.bound = -math.inf if sol.bound is None else sol.bound
@@ -423,7 +423,8 @@ def _solve_component(sub, kc: int, m: int, cost: np.ndarray, invertible, backend
                 # with another LP method restarts it from the root, which helps nothing
                 left = 60.0 if time_limit is None else max(time_limit - (time.perf_counter() - tb), 1.0)
                 safe, bb = safe_mip_bound(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, float(sol.objective), tol,
-                                          node_limit=_BNB_NODES, time_limit=left)
+                                          node_limit=_BNB_NODES, time_limit=left,
+                                          backend="highs" if backend in ("auto", "other") else backend)
                 stats["safe_bnb_nodes"] = stats.get("safe_bnb_nodes", 0) + bb["nodes"]
                 stats["safe_bnb_stopped"] = bb.get("open", 0) > 0  # at its node or time limit, nodes left
     else:

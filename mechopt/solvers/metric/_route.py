@@ -159,6 +159,8 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     return MetricLPResult("optimal" if closed else "feasible", Q, objective, bound, message, stats)
 
 
+#: the back-ends the decomposition's HiGHS masters stand for ("auto" and the registered HiGHS methods)
+HIGHS_BACKENDS = ("auto", "highs", "highs-ipm", "highs-ds")
 #: ``auto`` relaxes a metric whose pairs do not fit the IPM from this many places on
 RELAX_MIN_K = 150
 #: relaxation levels tried by ``auto`` and ``relax`` (while time is left)
@@ -291,10 +293,13 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
 
 
 def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "auto", rel_gap: float = 1e-7,
-                   time_limit: float | None = None, progress: Callable | None = None):
-    """The labeled metric LP as a :class:`~._labeled.LabeledSolution`, or None if it does not apply.
+                   time_limit: float | None = None, progress: Callable | None = None, backend: str = "auto"):
+    """The labeled metric LP as a :class:`~mechopt.solvers._outcome.LabeledSolution`, or None if it does not apply.
 
-    ``method``: ``"ipm"``, ``"decompose"`` or ``"auto"`` (see the module docstring).
+    ``method``: ``"ipm"``, ``"decompose"`` or ``"auto"`` (see the module docstring). The
+    IPM and the relaxation solve no LP; the decomposition's masters are HiGHS models, so
+    it runs only when ``backend`` is ``"auto"`` or a HiGHS back-end: with another one
+    (and no IPM or relaxation answer) this returns None and the caller's LP runs on it.
     """
     from .._outcome import LabeledSolution
     from ._decompose import solve_metric_lp
@@ -317,8 +322,12 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     # after a relaxation the decomposition is not tried: on such metrics it reached no
     # bound in 20 minutes (docs/geo.md)
-    if not runs or (method == "auto" and runs[0][0] == "ipm" and runs[0][1].status != "optimal"
-                    and (left is None or left > 1.0)):
+    decompose = not runs or (method == "auto" and runs[0][0] == "ipm" and runs[0][1].status != "optimal"
+                             and (left is None or left > 1.0))
+    if decompose and backend not in HIGHS_BACKENDS:
+        if not runs:
+            return None  # the requested back-end solves the whole LP
+    elif decompose:
         runs.append(("decompose", solve_metric_lp(E, cost, time_limit=left, progress=progress)))
     good = [(name, r) for name, r in runs if r.Q is not None]
     if not good:
