@@ -7,4 +7,5 @@ and the proven bound (:mod:`._route`), and the decomposition over outputs
 May import: :mod:`mechopt.notions`, :mod:`mechopt._objectives`,
 :mod:`mechopt.solvers.backends`, :mod:`mechopt.solvers._outcome`,
 :mod:`mechopt.solvers.labeled` (its constraint structure) and the column-generation loop.
+Never the labeled LP (:mod:`mechopt.solvers.labeled._lp`), which calls this package.
 """
