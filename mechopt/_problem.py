@@ -15,7 +15,8 @@ import numpy as np
 
 from . import _jsonsafe
 from ._errors import InputError
-from ._validation import check_labels, check_prior, check_tree
+# the documented input limits live with the other input rules (geo reads them too)
+from ._validation import MAX_INPUTS, MAX_LABELED_ENTRIES, MAX_MATRIX_INPUTS, check_labels, check_prior, check_tree
 from .notions import LIP, Notion, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
@@ -24,12 +25,6 @@ OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "b
 SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
 LOSSES = ("hamming", "absolute", "squared")
 
-#: documented input limits, checked before anything large is allocated
-#: (docs/limits in the README): the number of inputs of any problem; the size k x m of a
-#: labeled channel; k for objectives and notions that carry a k x k matrix
-MAX_INPUTS = 100_000
-MAX_LABELED_ENTRIES = 16_000_000
-MAX_MATRIX_INPUTS = 5_000
 #: problem and mechanism files larger than this are refused unread (bytes)
 MAX_FILE_BYTES = 512 * 2**20
 

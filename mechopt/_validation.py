@@ -35,6 +35,12 @@ from ._jsonsafe import BEYOND_FLOAT, FLOAT_MAX_INT, MAX_DEPTH, check_number_rang
 INF = math.inf
 #: a prior (or any probability vector) must sum to 1 within this
 PRIOR_SUM_TOL = 1e-9
+#: documented input limits, checked before anything large is allocated
+#: (docs/limits in the README): the number of inputs of any problem; the size k x m of a
+#: labeled channel; k for objectives and notions that carry a k x k matrix
+MAX_INPUTS = 100_000
+MAX_LABELED_ENTRIES = 16_000_000
+MAX_MATRIX_INPUTS = 5_000
 _NUMBER = (int, float, np.integer, np.floating)
 
 

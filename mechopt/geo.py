@@ -69,7 +69,7 @@ class Places:
         if not (isinstance(spacing, (int, float)) and not isinstance(spacing, bool) and math.isfinite(spacing)
                 and spacing > 0):
             raise InputError("places.spacing", f"must be a positive number, got {spacing!r}")
-        from ._problem import MAX_INPUTS  # checked before the labels are built (a 10**30-row grid hung)
+        from ._validation import MAX_INPUTS  # checked before the labels are built (a 10**30-row grid hung)
 
         if rows * cols > MAX_INPUTS:
             raise InputError("places.grid", f"a {rows} x {cols} grid has {rows * cols} places; at most {MAX_INPUTS} "
