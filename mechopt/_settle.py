@@ -32,12 +32,12 @@ from .solvers._repair import repair
 IMPROVE_MAX_ENTRIES = 10_000
 
 
-def _fail(status: str, message: str, timings: dict, stats: dict | None = None) -> SolveResult:
+def fail(status: str, message: str, timings: dict, stats: dict | None = None) -> SolveResult:
     return SolveResult(status, None, None, None, None, None, timings, message, stats or {})
 
 
 
-def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
+def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
             stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
             rel_gap: float = RAYS_REL_GAP, check=None, improve: bool = True) -> SolveResult:
     """Repair, verify exactly, measure, and wrap in a Mechanism.
@@ -51,7 +51,7 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
 
     When the repair's own cost leaves the gap above ``rel_gap`` (a tiny budget the
     mixing can only meet far from the solver's channel), the fallback's candidates
-    (:func:`_constant_fallback`: the channel with rows of tiny budgets tied, the best
+    (:func:`constant_fallback`: the channel with rows of tiny budgets tied, the best
     constant channel, randomized response) are verified too, on at most
     :data:`IMPROVE_MAX_ENTRIES` entries, and a better one is exported (``improve``).
     """
@@ -61,14 +61,14 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     rep = repair(Q, list(problem.notions), mix_columns=mix_columns)
     timings["repair_verify"] = time.perf_counter() - t
     if not rep.certificate.verified:
-        return _fail("error", f"the solver's channel could not be repaired to pass the exact check: "
+        return fail("error", f"the solver's channel could not be repaired to pass the exact check: "
                      f"{rep.certificate.detail}", timings, stats)
     Qr = rep.Q
     after = evaluate(obj, Qr)
     if not math.isfinite(after):
         # e.g. estimation_variance when the notions force two inputs to have equal rows
         # (E[x][x'] = 0 one way): no channel identifies the distribution
-        return _fail("error", f"the solver's channel has {obj.kind} = {after!r}: no channel makes this objective "
+        return fail("error", f"the solver's channel has {obj.kind} = {after!r}: no channel makes this objective "
                      "finite under these notions (are two inputs forced to be indistinguishable?)", timings, stats)
     stats = dict(stats, repair={"t": rep.t, "objective_before": before, "objective_after": after,
                                 "cost": abs(after - before), "attempts": rep.attempts})
@@ -110,7 +110,7 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
         held, cert["constraints"] = check(Qr)
         if not held:
             bad = next(c for c in cert["constraints"] if not c["ok"])
-            return _fail("error", f"the exported channel breaks constraint {bad['kind']} at {bad['worst']!r} by "
+            return fail("error", f"the exported channel breaks constraint {bad['kind']} at {bad['worst']!r} by "
                          f"{bad['max_violation']:.3g} (relative) after the repair (t = {rep.t:.3g})", timings, stats)
     mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
                      {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
@@ -133,7 +133,7 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     if (improve and status == "feasible" and not conflict and bound is not None and Q.size <= IMPROVE_MAX_ENTRIES
             and abs(after - before) > rel_gap * scale):
         why = f"the repair cost {abs(after - before):.3g} (t = {rep.t:.3g}) left the gap {gap:.3g}"
-        alt = _constant_fallback(problem, timings, stats, why, bound, channels=(("the solver's channel", Q, outputs,
+        alt = constant_fallback(problem, timings, stats, why, bound, channels=(("the solver's channel", Q, outputs,
                                  mix_columns),), proven=proven, check=check, rel_gap=rel_gap, improve=False)
         if (alt.status in ("optimal", "feasible") and alt.objective is not None
                 and (res.objective - alt.objective) * (1 if obj.minimize else -1) > 1e-12 * scale):
@@ -151,14 +151,14 @@ def _jsonable(v: Any) -> bool:
         return False
 
 
-def _noted(res: SolveResult, note: str) -> SolveResult:
+def noted(res: SolveResult, note: str) -> SolveResult:
     """``res`` with ``note`` (e.g. which back-end a retried LP ran on) first in its message."""
     if not note:
         return res
     return replace(res, message=f"{note}; {res.message}" if res.message else note)
 
 
-def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bound: float | None = None, *,
+def constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bound: float | None = None, *,
                        channels: tuple = (), proven: bool = True, check=None,
                        rel_gap: float = RAYS_REL_GAP, improve: bool = True) -> SolveResult:
     """When the solver or its repair fails: export the best exactly verified channel the run saw.
@@ -185,13 +185,13 @@ def _constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, b
     if bound is not None and not math.isfinite(bound):
         bound = None
     if best is None:
-        return _fail("error", f"{why}; no candidate channel (the solver's, the best constant one, randomized "
+        return fail("error", f"{why}; no candidate channel (the solver's, the best constant one, randomized "
                      "response) passed the exact check", timings, stats)
     stats = dict(stats, fallback={"why": why, "exported": best.name,
                                   "candidates": [[c.name, c.value] for c in good]})
     said = (f"{why}; exported the best verified channel seen: {best.name}, {obj.kind} {best.value:.10g}, "
             + (f"bound {bound:.10g}" if bound is not None else "no proven bound"))
-    res = _finish(problem, best.Q, best.outputs, bound, timings, stats,
+    res = finish(problem, best.Q, best.outputs, bound, timings, stats,
                   mix_columns=best.mix_columns, proven=proven, message=said,
                   rel_gap=rel_gap, check=check, improve=False)
     if res.status in ("optimal", "feasible") and not res.message.startswith(said):
@@ -203,16 +203,16 @@ def settle(problem: Problem, outcome: Candidate | FamilyCandidate | Failure, tim
     """The answer for a route's outcome: repaired, verified, fallen back to, its status set."""
     if isinstance(outcome, Failure):
         if outcome.fallback:
-            return _constant_fallback(problem, timings, outcome.stats, outcome.message, rel_gap=outcome.rel_gap)
-        return _fail(outcome.status, outcome.message, timings, outcome.stats)
+            return constant_fallback(problem, timings, outcome.stats, outcome.message, rel_gap=outcome.rel_gap)
+        return fail(outcome.status, outcome.message, timings, outcome.stats)
     if isinstance(outcome, FamilyCandidate):
         return finish_family(problem, outcome, timings)
     c = outcome
-    res = _finish(problem, c.Q, c.outputs, c.bound, timings, c.stats, mix_columns=c.mix_columns, proven=c.proven,
+    res = finish(problem, c.Q, c.outputs, c.bound, timings, c.stats, mix_columns=c.mix_columns, proven=c.proven,
                   message=c.message, rel_gap=c.rel_gap, check=c.check)
     if res.status == "error" and c.fallback is not None:
         # the repair failed: the best verified channel seen (this one mixed, randomized response)
-        return _constant_fallback(problem, timings, c.stats, res.message, c.bound, proven=c.proven,
+        return constant_fallback(problem, timings, c.stats, res.message, c.bound, proven=c.proven,
                                   channels=((c.fallback, c.Q, c.outputs, c.mix_columns),), check=c.check,
                                   rel_gap=c.rel_gap)
     if (c.recheck_rel_gap is not None and res.status == "optimal"

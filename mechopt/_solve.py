@@ -1,4 +1,10 @@
-"""``solve``: from a problem to an exactly verified, exported mechanism."""
+"""``solve``: from a problem to an exactly verified, exported mechanism.
+
+The dispatcher: it routes a problem to the solvers (:mod:`mechopt.solvers`, which return
+candidates and never call back up) and alone turns what they return into the answer —
+repaired, verified exactly, fallen back to the best verified standard channel, its status
+set (:mod:`mechopt._settle`; the estimation design's path in :mod:`mechopt._solve_design`).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from .notions import LDP, LIP
 from ._objectives import column_utility, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from ._settle import _constant_fallback, _fail, _finish, _jsonable, _noted, settle  # noqa: F401 (_jsonable re-exported)
+from ._settle import _jsonable, constant_fallback, fail, finish, noted, settle  # noqa: F401 (_jsonable re-exported)
 from .solvers._outcome import LABELED_REL_GAP, RAYS_REL_GAP, LabeledSolution, Progress  # noqa: F401 (RAYS_REL_GAP too)
 from .solvers.labeled._lp import solve_labeled
 from .solvers.free._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
@@ -102,9 +108,9 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     except InputError:
         raise
     except MechoptError as err:
-        return _fail("error", str(err), timings)
+        return fail("error", str(err), timings)
     except (np.linalg.LinAlgError, FloatingPointError, ValueError, ArithmeticError) as err:
-        return _fail("error", f"numerical trouble: {err}", timings)
+        return fail("error", f"numerical trouble: {err}", timings)
     finally:
         timings.setdefault("total", time.perf_counter() - t0)
 
@@ -168,7 +174,7 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     timings["solve"] = time.perf_counter() - t
     if sol.status == "feasible" and sol.Q is not None:
         # stopped by the time limit with a proven bound: the gap decides the status
-        return _finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
+        return finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
                        rel_gap=LABELED_REL_GAP, message=sol.message)
     if sol.status != "optimal":
         if ext is not None and ext.constraints:
@@ -177,13 +183,13 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
             why = ("no channel meets the privacy notions and the constraints together" if status == "infeasible"
                    else "the LP solver failed")
             if status == "error":
-                res = _constant_fallback(problem, timings, sol.stats, f"{why} ({sol.message})", check=ext.check,
+                res = constant_fallback(problem, timings, sol.stats, f"{why} ({sol.message})", check=ext.check,
                                          rel_gap=LABELED_REL_GAP)
                 if res.status != "error":
                     return res
-            return _fail(status, f"{why} ({sol.message})", timings, sol.stats)
+            return fail(status, f"{why} ({sol.message})", timings, sol.stats)
         # the constant channel meets every notion: a labeled problem is never infeasible
-        return _constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})",
+        return constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})",
                                   rel_gap=LABELED_REL_GAP)
     if ext is not None and math.isfinite(sol.bound):
         # the constant part of the objective (minimax epigraphs), added with its rounding
@@ -201,15 +207,15 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     if retried:
         sol.stats = dict(sol.stats, lp_retry=retried)
     check = ext.check if ext is not None else None
-    res = _finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
+    res = finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
                   rel_gap=LABELED_REL_GAP, check=check)
     if res.status == "error":
-        fb = _constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound, rel_gap=LABELED_REL_GAP,
+        fb = constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound, rel_gap=LABELED_REL_GAP,
                                 channels=(("the LP's channel", Q, tuple(problem.outputs), mix),), check=check)
         if fb.status == "error" and ext is not None and ext.constraints:
             return res
-        return _noted(fb, retried)
-    return _noted(res, retried)
+        return noted(fb, retried)
+    return noted(res, retried)
 
 
 def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
@@ -281,7 +287,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         timings["solve"] = time.perf_counter() - t
         retried = retry_note("column generation", failed, used, sol.status == "optimal")
         if sol.status != "optimal":
-            return _constant_fallback(problem, timings, {}, retried)
+            return constant_fallback(problem, timings, {}, retried)
         w, V = sol.weights, sol.V
         inv = np.zeros(V.shape[1], bool)
         stats = {"method": "colgen", "iterations": sol.stats.get("iterations"), "rays": int(V.shape[1])}
@@ -297,7 +303,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         try:
             V, inv, V_bound = relaxed_rays(problem, relaxed)
         except DoubleDescriptionError as err:
-            return _constant_fallback(problem, timings, {}, f"the extreme rays could not be enumerated ({err})")
+            return constant_fallback(problem, timings, {}, f"the extreme rays could not be enumerated ({err})")
         exact_bound_rays = V_bound is V
         timings["rays"] = time.perf_counter() - t
         # every notion's cone contains the constant column, so with free outputs the
@@ -306,7 +312,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         lost = ("the extreme rays found cannot make rows sum to 1, yet the constant channel satisfies every "
                 "notion: rays were lost (please report the problem)")
         if V.shape[1] == 0:
-            return _constant_fallback(problem, timings, {}, lost)
+            return constant_fallback(problem, timings, {}, lost)
         V = V / V.max(axis=0, keepdims=True)  # rays of any scale: largest entry 1
         mu = column_utility(obj, V)
         t = time.perf_counter()
@@ -317,7 +323,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         retried = retry_note("the ray LP", failed, used, sol.status == "optimal")
         if sol.status != "optimal":
             infeasible = any("infeasible" in why.lower() for _, why in failed)
-            return _constant_fallback(problem, timings, {"method": "rays", "rays": int(V.shape[1])},
+            return constant_fallback(problem, timings, {"method": "rays", "rays": int(V.shape[1])},
                                       f"{lost} ({retried})" if infeasible else retried)
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
@@ -339,10 +345,10 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     if retried:
         stats["lp_retry"] = retried
     if Q.shape[1] == 0:
-        return _noted(_constant_fallback(problem, timings, stats, "the ray LP's weights are all zero", bound=bound,
+        return noted(constant_fallback(problem, timings, stats, "the ray LP's weights are all zero", bound=bound,
                                          proven=proven), retried)
-    res = _finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
+    res = finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
     if res.status == "error":
-        res = _constant_fallback(problem, timings, stats, res.message, bound=bound, proven=proven,
+        res = constant_fallback(problem, timings, stats, res.message, bound=bound, proven=proven,
                                  channels=((f"the {stats['method']} channel", Q, outputs, mix),))
-    return _noted(res, retried)
+    return noted(res, retried)

@@ -19,7 +19,7 @@ import numpy as np
 from ._problem import Problem
 from ._result import SolveResult
 from ._errors import InputError
-from ._settle import _constant_fallback, _fail, _finish, settle
+from ._settle import constant_fallback, fail, finish, settle
 from .solvers._outcome import Progress
 from .solvers.design._convex import (DESIGN_REL_GAP, certified_design, design_cvxpy, design_frank_wolfe,
                                      design_lower_bound)
@@ -71,7 +71,7 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
     ties = tied_rows(list(problem.notions), k)
     if ties:
         names = [problem.inputs[int(x)] for x in ties[0]]
-        return _fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
+        return fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
                      "them), so no channel identifies the input distribution: estimation_variance is infinite",
                      timings)
     t = time.perf_counter()
@@ -138,7 +138,7 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
     stats = {"method": method, "rays": R, **{k2: v for k2, v in sol.stats.items() if k2 != "rays"},
              "support": int(keep.sum())}
     mix = ~inv_cols if inv_cols.any() else None
-    res = _finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
+    res = finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
                   rel_gap=DESIGN_REL_GAP)
     if res.status == "error":
         return _rr_fallback(problem, timings, res.message, channels=(("the design's channel", Q, outputs, mix),),
@@ -148,7 +148,7 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
 
 def _rr_fallback(problem: Problem, timings: dict, why: str, channels: tuple = (), bound: float | None = None,
                  proven: bool = False) -> SolveResult:
-    """The estimation design's fallback: the best verified channel of :func:`mechopt._settle._constant_fallback`.
+    """The estimation design's fallback: the best verified channel of :func:`mechopt._settle.constant_fallback`.
 
     The constant channel has an infinite risk, so the candidates that count are the
     design's own channel (``channels``, mixed toward a constant one until it verifies) and
@@ -158,5 +158,5 @@ def _rr_fallback(problem: Problem, timings: dict, why: str, channels: tuple = ()
     ``proven`` ``bound`` closes the gap; no bound when rays were lost (the design's bound
     is not valid then), the design's lower bound when only its repair failed.
     """
-    return _constant_fallback(problem, timings, {}, why, bound, channels=channels, proven=proven,
+    return constant_fallback(problem, timings, {}, why, bound, channels=channels, proven=proven,
                               rel_gap=DESIGN_REL_GAP)

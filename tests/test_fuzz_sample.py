@@ -144,9 +144,9 @@ def test_free_witness_is_randomized_response_for_binary_ldp():
 
 def _constant_claimed_optimal(doc, quiet=True):
     """A planted defect: the best constant channel, reported optimal with its own value as bound."""
-    from mechopt._solve import _constant_fallback
+    from mechopt._settle import constant_fallback
 
-    res = _constant_fallback(load_problem(doc), {}, {}, "planted")
+    res = constant_fallback(load_problem(doc), {}, {}, "planted")
     return dataclasses.replace(res, status="optimal", bound=res.objective, message="")
 
 

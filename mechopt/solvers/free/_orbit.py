@@ -1,4 +1,4 @@
-"""Symmetric free-output problems: the best d-subset orbit, at any k (issue 10 A, item 2).
+"""Symmetric free-output problems: the best d-subset orbit, at any k.
 
 Under ε-LDP the rays are the staircases ``v_S = 1 + (E - 1) 1_S`` (``E = e^ε``). With a
 uniform prior, histogram MSE, mutual information and a Bayes risk whose loss is ``a`` on

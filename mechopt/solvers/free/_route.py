@@ -54,11 +54,11 @@ def plan(problem, method: str):
     from ..labeled._structure import BUDGET_CAP
 
     if any(getattr(n, "epsilon", 0.0) > BUDGET_CAP for n in notions):
-        # main relaxes budgets above the cap (their rays become unit vectors); e^eps in an
+        # the dispatcher relaxes budgets above the cap (their rays become unit vectors); e^eps in an
         # LP or a closed form would overflow it (fuzz seed 14 #351)
         return None
     estimate = ray_count_estimate(notions, k)
-    # while the rays can be listed, "auto" keeps main's enumeration
+    # while the rays can be listed, "auto" keeps the dispatcher's enumeration
     large = estimate > COLGEN_ABOVE if estimate is not None else k > ENUMERATE_MAX_K
     if method == "orbit" or (method == "auto" and large):
         from ._orbit import orbit_epsilon
