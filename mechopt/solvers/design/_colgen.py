@@ -51,11 +51,12 @@ from typing import Callable
 import numpy as np
 import scipy.linalg as sla
 
+from ._dual import dual_value, pricing_matrix, reduced_values
+
 #: target relative gap of the column generation (the design is "optimal" at <= 1e-6)
 CG_REL_GAP = 1e-8
 #: a proven relative gap at or below this makes a design "optimal" (issue 10)
 PROVEN_REL_GAP = 1e-6
-_U = np.finfo(float).eps
 
 
 def tangent_basis(k: int) -> np.ndarray:
@@ -199,40 +200,6 @@ def _newton(kkt, rc):
 def _to_boundary(x: np.ndarray, dx: np.ndarray) -> float:
     neg = dx < 0
     return min(1.0, float((-x[neg] / dx[neg]).min())) if neg.any() else 1.0
-
-
-# -- the bound -------------------------------------------------------------------------------
-
-
-def dual_value(Jinv: np.ndarray, y: np.ndarray) -> float:
-    """``2 tr(N^(1/2)) - 1·y`` for ``N = Jinv²`` (``Jinv`` symmetric; its |eigenvalues|)."""
-    ev = np.linalg.eigvalsh((Jinv + Jinv.T) / 2)
-    return float(2.0 * np.abs(ev).sum() - y.sum())
-
-
-def pricing_matrix(Jinv: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """``H = U N U^T`` with ``N = Jinv²``: then ``c(v) = v^T H v / (p0·v)``."""
-    H = U @ (Jinv @ Jinv) @ U.T
-    return (H + H.T) / 2
-
-
-def reduced_values(V: np.ndarray, H: np.ndarray, y: np.ndarray, p0: np.ndarray) -> np.ndarray:
-    """``k (c(v) - y·v) / (1·v)`` for every column: positive means the ray prices in."""
-    k = V.shape[0]
-    HV = H @ V
-    c = np.einsum("ir,ir->r", V, HV) / (p0 @ V)
-    return k * (c - y @ V) / V.sum(axis=0)
-
-
-def rounding_margin(scale: float, k: int) -> float:
-    """A bound on the floating-point error of an evaluated ``c(v) - y·v``.
-
-    ``scale`` bounds ``|v|^T |H| |v| / (p0·v) + |y|·v`` over the rays evaluated. Each
-    term is a sum of at most ``k^2`` products, off by at most ``(k^2 + 8) u`` relative
-    (Higham, *Accuracy and Stability of Numerical Algorithms*, eq. (3.5)); a factor 4
-    covers the division, the matrix products' blocking and the final subtraction.
-    """
-    return 4.0 * (k * k + 8) * _U * scale
 
 
 # -- the column generation loop (pricers: mechopt/solvers/design/_pricing.py) -------------------

@@ -33,7 +33,8 @@ import numpy as np
 from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from ..._objectives import column_utility, offset_sign
 from ..._problem import Objective
-from ._pricing import DEADLINE, LipSlice, Staircases, price
+from ._pricing import price
+from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 
 
@@ -395,7 +396,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     time_limit : float, optional
         Seconds; the result then carries the gap proven so far (``proven=False``).
     quick_nodes : int
-        Soft node budget of a round's pricing (see ``_pricing._budget_spent``); an
+        Soft node budget of a round's pricing (see ``_pricing_base._budget_spent``); an
         exhaustive call follows only when no improving ray was found.
     smoothing : float
         Wentges dual smoothing weight on the duals of the best bound (0 = none).
