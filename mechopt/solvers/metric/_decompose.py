@@ -165,6 +165,22 @@ class _MasterBase:
     def converged(self, obj: float, rel_gap: float) -> bool:
         return obj - self.best_bound <= rel_gap * max(abs(obj), 1e-300)
 
+    def run_highs(self) -> str:
+        """Solve the master's HiGHS model within the deadline: ``""`` or HiGHS's status when not optimal.
+
+        Raises :class:`_OutOfTime` when the deadline stopped it.
+        """
+        t = time.perf_counter()
+        if self.deadline is not None:
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(self.deadline - time.perf_counter(), 1e-3))
+        self.h.run()
+        self.t_master += time.perf_counter() - t
+        if self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal:
+            return ""
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise _OutOfTime
+        return self.h.modelStatusToString(self.h.getModelStatus())
+
     def past_deadline(self) -> bool:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
@@ -253,15 +269,9 @@ class _RayMaster(_MasterBase):
 
     def solve(self) -> Round:
         self.it += 1
-        t = time.perf_counter()
-        if self.deadline is not None:
-            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(self.deadline - time.perf_counter(), 1e-3))
-        self.h.run()
-        self.t_master += time.perf_counter() - t
-        if self.h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
-            if self.deadline is not None and time.perf_counter() >= self.deadline:
-                raise _OutOfTime
-            return Round("error", message="master LP: " + self.h.modelStatusToString(self.h.getModelStatus()))
+        failed = self.run_highs()
+        if failed:
+            return Round("error", message="master LP: " + failed)
         self.mu = np.asarray(self.h.getSolution().row_dual, dtype=float)
         obj = float(self.h.getInfo().objective_function_value)
         self.last = (self.channel(), obj)
@@ -410,15 +420,9 @@ class _BlockMaster(_MasterBase):
         """Solve the restricted LP, adding pairs its columns break (lazy pairs)."""
         self.it += 1
         while True:
-            t = time.perf_counter()
-            if self.deadline is not None:
-                self.h.setOptionValue("time_limit", self.h.getRunTime() + max(self.deadline - time.perf_counter(), 1e-3))
-            self.h.run()
-            self.t_master += time.perf_counter() - t
-            if self.h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
-                if self.deadline is not None and time.perf_counter() >= self.deadline:
-                    raise _OutOfTime
-                return Round("error", message="restricted LP: " + self.h.modelStatusToString(self.h.getModelStatus()))
+            failed = self.run_highs()
+            if failed:
+                return Round("error", message="restricted LP: " + failed)
             Qn = self.channel()
             if not self.separate(Qn):
                 break
