@@ -24,12 +24,13 @@ same number as :func:`mechopt.estimation_risk`.
 ``N = J(w)^-2`` and ``y`` (the multipliers of ``V w = 1``); pricing finds rays with
 ``c_r > y·v_r``, which enter the working set, until the exact pricing proves
 ``delta`` small. The bound is valid whatever the master's accuracy: only its tightness
-depends on it.
+depends on it. The rounds are those of :func:`mechopt.solvers._colgen_loop.run` (master
+:class:`_DesignMaster`, pricer :class:`_DesignPricer`).
 
 Pricing oracles:
 
-* :class:`._design_pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
-* :class:`._design_pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
+* :class:`._pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
+* :class:`._pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
   never listed. A fast heuristic (best-improvement local search over one-element flips
   and swaps) drives the iterations; the exact oracle is a two-level branch-and-bound:
   branch on the first half of the bits (all ``2^⌈k/2⌉`` assignments) and on the
@@ -57,7 +58,7 @@ from ._pricing import ExplicitPricer
 
 #: target relative gap of the column generation (the design is "optimal" at <= 1e-6)
 CG_REL_GAP = 1e-8
-#: a proven relative gap at or below this makes a design "optimal" (issue 10)
+#: a proven relative gap at or below this makes a design "optimal"
 PROVEN_REL_GAP = 1e-6
 
 

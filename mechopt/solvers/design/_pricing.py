@@ -1,4 +1,4 @@
-"""Pricing oracles of the estimation design's column generation (issue 10, docs/design.md).
+"""Pricing oracles of the estimation design's column generation (docs/design.md).
 
 A pricer returns the rays of largest reduced value ``v' H v / (p0 . v)`` for the
 master's ``H`` (:func:`._dual.pricing_matrix`) and a proven upper bound on it:

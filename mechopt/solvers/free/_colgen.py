@@ -1,4 +1,4 @@
-"""Column generation with exact pricing over privacy cones (issue 10, SPEC §3).
+"""Column generation with exact pricing over privacy cones (SPEC §3).
 
 The ray LP ``max sum_r w_r mu(v_r)  s.t.  sum_r w_r v_r = 1, w >= 0`` is solved over a
 growing set of rays: a restricted master (HiGHS, warm-started between rounds) gives
@@ -10,7 +10,9 @@ with a positive reduced value. Every round yields a proven bound,
 (``delta_piece`` is the pricer's proven upper bound, ``mass = sum(s)`` of its
 normalisation; see :mod:`mechopt.solvers.free._pricing`), and the loop stops with ``proven=True`` as soon as
 the best bound is within ``rel_gap`` of the master's value (relative to the objective in
-its natural units). A time limit stops it with the gap proven so far.
+its natural units). A time limit stops it with the gap proven so far. The rounds are
+those of :func:`mechopt.solvers._colgen_loop.run` (master :class:`_Restricted`, pricer
+:class:`_ConePricer`).
 
 :func:`decompose` turns a problem's notions into priced pieces. Covered: LDP and WC-LIP
 (with any other E-LDP-type notions whose cone contains it), block LDP (one piece per

@@ -1,4 +1,4 @@
-"""Exact pricing for column generation over privacy cones (SPEC §3, issue 10).
+"""Exact pricing for column generation over privacy cones (SPEC §3).
 
 Column generation solves the ray LP ``max sum_r w_r mu(v_r)  s.t.  sum_r w_r v_r = 1``
 over a growing set of rays. With duals ``d`` (``d·v_r >= mu(v_r)`` on the rays in the

@@ -31,6 +31,9 @@ Two masters (measured in docs/geo.md):
   by Wentges' smoothing of the duals (``mu_sep = a mu_best + (1 - a) mu``). More rounds,
   each cheap.
 
+Both run the rounds of :func:`mechopt.solvers._colgen_loop.run` (pricers
+:class:`_OutputPricing` and :class:`_SmoothedPricing`).
+
 Kept pairs are added lazily when there are many (a full Euclidean distance matrix):
 the LP starts from each input's cheapest pairs (a sparse graph that approximates a
 spanner), and pairs that a solution violates are added until none is — exact, since
