@@ -33,13 +33,13 @@ IMPROVE_MAX_ENTRIES = 10_000
 
 
 def fail(status: str, message: str, timings: dict, stats: dict | None = None) -> SolveResult:
+    """An answer with no mechanism: ``status`` (``error``, ``infeasible``) and why."""
     return SolveResult(status, None, None, None, None, None, timings, message, stats or {})
 
 
-
 def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: float | None, timings: dict,
-            stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
-            rel_gap: float = RAYS_REL_GAP, check=None, improve: bool = True) -> SolveResult:
+           stats: dict, *, mix_columns: np.ndarray | None = None, proven: bool = True, message: str = "",
+           rel_gap: float = RAYS_REL_GAP, check=None, improve: bool = True) -> SolveResult:
     """Repair, verify exactly, measure, and wrap in a Mechanism.
 
     ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
@@ -62,14 +62,14 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
     timings["repair_verify"] = time.perf_counter() - t
     if not rep.certificate.verified:
         return fail("error", f"the solver's channel could not be repaired to pass the exact check: "
-                     f"{rep.certificate.detail}", timings, stats)
+                    f"{rep.certificate.detail}", timings, stats)
     Qr = rep.Q
     after = evaluate(obj, Qr)
     if not math.isfinite(after):
         # e.g. estimation_variance when the notions force two inputs to have equal rows
         # (E[x][x'] = 0 one way): no channel identifies the distribution
         return fail("error", f"the solver's channel has {obj.kind} = {after!r}: no channel makes this objective "
-                     "finite under these notions (are two inputs forced to be indistinguishable?)", timings, stats)
+                    "finite under these notions (are two inputs forced to be indistinguishable?)", timings, stats)
     stats = dict(stats, repair={"t": rep.t, "objective_before": before, "objective_after": after,
                                 "cost": abs(after - before), "attempts": rep.attempts})
     if bound is not None and not math.isfinite(bound):
@@ -111,7 +111,7 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
         if not held:
             bad = next(c for c in cert["constraints"] if not c["ok"])
             return fail("error", f"the exported channel breaks constraint {bad['kind']} at {bad['worst']!r} by "
-                         f"{bad['max_violation']:.3g} (relative) after the repair (t = {rep.t:.3g})", timings, stats)
+                        f"{bad['max_violation']:.3g} (relative) after the repair (t = {rep.t:.3g})", timings, stats)
     mech = Mechanism(problem.inputs, outputs, Qr, problem.privacy_spec(), objective, cert,
                      {"solver": {k: v for k, v in stats.items() if _jsonable(v)}})
     # a zero objective scale (mutual information under a point-mass prior: every channel
@@ -134,7 +134,7 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
             and abs(after - before) > rel_gap * scale):
         why = f"the repair cost {abs(after - before):.3g} (t = {rep.t:.3g}) left the gap {gap:.3g}"
         alt = constant_fallback(problem, timings, stats, why, bound, channels=(("the solver's channel", Q, outputs,
-                                 mix_columns),), proven=proven, check=check, rel_gap=rel_gap, improve=False)
+                                mix_columns),), proven=proven, check=check, rel_gap=rel_gap, improve=False)
         if (alt.status in ("optimal", "feasible") and alt.objective is not None
                 and (res.objective - alt.objective) * (1 if obj.minimize else -1) > 1e-12 * scale):
             return alt
@@ -159,8 +159,8 @@ def noted(res: SolveResult, note: str) -> SolveResult:
 
 
 def constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bound: float | None = None, *,
-                       channels: tuple = (), proven: bool = True, check=None,
-                       rel_gap: float = RAYS_REL_GAP, improve: bool = True) -> SolveResult:
+                      channels: tuple = (), proven: bool = True, check=None,
+                      rel_gap: float = RAYS_REL_GAP, improve: bool = True) -> SolveResult:
     """When the solver or its repair fails: export the best exactly verified channel the run saw.
 
     ``channels`` are ``(name, Q, outputs, mix_columns)`` the run produced (the solver's
@@ -186,14 +186,14 @@ def constant_fallback(problem: Problem, timings: dict, stats: dict, why: str, bo
         bound = None
     if best is None:
         return fail("error", f"{why}; no candidate channel (the solver's, the best constant one, randomized "
-                     "response) passed the exact check", timings, stats)
+                    "response) passed the exact check", timings, stats)
     stats = dict(stats, fallback={"why": why, "exported": best.name,
                                   "candidates": [[c.name, c.value] for c in good]})
     said = (f"{why}; exported the best verified channel seen: {best.name}, {obj.kind} {best.value:.10g}, "
             + (f"bound {bound:.10g}" if bound is not None else "no proven bound"))
     res = finish(problem, best.Q, best.outputs, bound, timings, stats,
-                  mix_columns=best.mix_columns, proven=proven, message=said,
-                  rel_gap=rel_gap, check=check, improve=False)
+                 mix_columns=best.mix_columns, proven=proven, message=said,
+                 rel_gap=rel_gap, check=check, improve=False)
     if res.status in ("optimal", "feasible") and not res.message.startswith(said):
         res = replace(res, message=f"{said}; {res.message}" if res.message else said)
     return res
@@ -209,12 +209,12 @@ def settle(problem: Problem, outcome: Candidate | FamilyCandidate | Failure, tim
         return finish_family(problem, outcome, timings)
     c = outcome
     res = finish(problem, c.Q, c.outputs, c.bound, timings, c.stats, mix_columns=c.mix_columns, proven=c.proven,
-                  message=c.message, rel_gap=c.rel_gap, check=c.check)
+                 message=c.message, rel_gap=c.rel_gap, check=c.check)
     if res.status == "error" and c.fallback is not None:
         # the repair failed: the best verified channel seen (this one mixed, randomized response)
         return constant_fallback(problem, timings, c.stats, res.message, c.bound, proven=c.proven,
-                                  channels=((c.fallback, c.Q, c.outputs, c.mix_columns),), check=c.check,
-                                  rel_gap=c.rel_gap)
+                                 channels=((c.fallback, c.Q, c.outputs, c.mix_columns),), check=c.check,
+                                 rel_gap=c.rel_gap)
     if (c.recheck_rel_gap is not None and res.status == "optimal"
             and not (res.gap <= c.recheck_rel_gap * abs(res.objective))):
         # the export (vertex, exact row sums, repair) moved the objective: judge the exported channel

@@ -175,7 +175,7 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     if sol.status == "feasible" and sol.Q is not None:
         # stopped by the time limit with a proven bound: the gap decides the status
         return finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
-                       rel_gap=LABELED_REL_GAP, message=sol.message)
+                      rel_gap=LABELED_REL_GAP, message=sol.message)
     if sol.status != "optimal":
         if ext is not None and ext.constraints:
             # the extra constraints may exclude every channel: the constant one may not be a way out
@@ -184,13 +184,13 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
                    else "the LP solver failed")
             if status == "error":
                 res = constant_fallback(problem, timings, sol.stats, f"{why} ({sol.message})", check=ext.check,
-                                         rel_gap=LABELED_REL_GAP)
+                                        rel_gap=LABELED_REL_GAP)
                 if res.status != "error":
                     return res
             return fail(status, f"{why} ({sol.message})", timings, sol.stats)
         # the constant channel meets every notion: a labeled problem is never infeasible
         return constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})",
-                                  rel_gap=LABELED_REL_GAP)
+                                 rel_gap=LABELED_REL_GAP)
     if ext is not None and math.isfinite(sol.bound):
         # the constant part of the objective (minimax epigraphs), added with its rounding
         total = sol.bound + ext.offset
@@ -208,10 +208,10 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         sol.stats = dict(sol.stats, lp_retry=retried)
     check = ext.check if ext is not None else None
     res = finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
-                  rel_gap=LABELED_REL_GAP, check=check)
+                 rel_gap=LABELED_REL_GAP, check=check)
     if res.status == "error":
         fb = constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound, rel_gap=LABELED_REL_GAP,
-                                channels=(("the LP's channel", Q, tuple(problem.outputs), mix),), check=check)
+                               channels=(("the LP's channel", Q, tuple(problem.outputs), mix),), check=check)
         if fb.status == "error" and ext is not None and ext.constraints:
             return res
         return noted(fb, retried)
@@ -324,7 +324,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         if sol.status != "optimal":
             infeasible = any("infeasible" in why.lower() for _, why in failed)
             return constant_fallback(problem, timings, {"method": "rays", "rays": int(V.shape[1])},
-                                      f"{lost} ({retried})" if infeasible else retried)
+                                     f"{lost} ({retried})" if infeasible else retried)
         w = sol.weights
         stats = {"method": "rays", "rays": int(V.shape[1])}
         d = sol.stats.get("duals")
@@ -350,5 +350,5 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     res = finish(problem, Q, outputs, bound, timings, stats, mix_columns=mix, proven=proven)
     if res.status == "error":
         res = constant_fallback(problem, timings, stats, res.message, bound=bound, proven=proven,
-                                 channels=((f"the {stats['method']} channel", Q, outputs, mix),))
+                                channels=((f"the {stats['method']} channel", Q, outputs, mix),))
     return noted(res, retried)

@@ -72,8 +72,8 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
     if ties:
         names = [problem.inputs[int(x)] for x in ties[0]]
         return fail("error", f"inputs {names!r} must have identical rows in every channel (a zero budget between "
-                     "them), so no channel identifies the input distribution: estimation_variance is infinite",
-                     timings)
+                    "them), so no channel identifies the input distribution: estimation_variance is infinite",
+                    timings)
     t = time.perf_counter()
     # budgets above BUDGET_CAP are left out as for the other objectives: at eps = 300 the
     # cone's rays hold e^-300 next to 1 and no design identifies the distribution; the
@@ -139,7 +139,7 @@ def _solve_design_rays(problem: Problem, method: str, show: bool, timings: dict)
              "support": int(keep.sum())}
     mix = ~inv_cols if inv_cols.any() else None
     res = finish(problem, Q, outputs, found.lower, timings, stats, mix_columns=mix, proven=found.proven,
-                  rel_gap=DESIGN_REL_GAP)
+                 rel_gap=DESIGN_REL_GAP)
     if res.status == "error":
         return _rr_fallback(problem, timings, res.message, channels=(("the design's channel", Q, outputs, mix),),
                             bound=found.lower, proven=found.proven)
@@ -159,4 +159,4 @@ def _rr_fallback(problem: Problem, timings: dict, why: str, channels: tuple = ()
     is not valid then), the design's lower bound when only its repair failed.
     """
     return constant_fallback(problem, timings, {}, why, bound, channels=channels, proven=proven,
-                              rel_gap=DESIGN_REL_GAP)
+                             rel_gap=DESIGN_REL_GAP)
