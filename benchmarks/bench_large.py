@@ -3,8 +3,8 @@
     python -m benchmarks.bench_large [--quick] [--md out.md] [--json out.json] [--only k50,k200,...]
 
 Without ``--md`` and ``--json`` the report goes to ``benchmarks/results/large-<date>.md``
-(``large-quick-<date>`` with ``--quick``) and ``.json``, headed by the machine and the load
-average at start and end.
+(``large-quick-<date>`` with ``--quick``, ``large-<sections>-<date>`` with ``--only``) and
+``.json``, headed by the machine and the load average at start and end.
 
 Seeded problems (prior Dirichlet(1), seed ``SEED + k``; MMSE values N(0, 1); Bayes risk
 with a random loss in [0, 1) off the diagonal), ε = 1, on five notions: LDP, block LDP
@@ -158,8 +158,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows += grid("k200", 200, args.limit200)
     md = table(rows)
     print(md)
-    write_results("bench_large", "large-quick" if args.quick else "large", md, rows, args.md, args.json,
-                  started, load_start)
+    stem = "large-quick" if args.quick else "large" + (f"-{'_'.join(sorted(only))}" if args.only else "")
+    write_results("bench_large", stem, md, rows, args.md, args.json, started, load_start)
     return rows
 
 
