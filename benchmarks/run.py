@@ -78,7 +78,7 @@ def write_results(module: str, stem: str, md: str, data: Any, md_out: str | None
     cpu = next((line.split(":", 1)[1].strip() for line in mach["lscpu"].splitlines()
                 if line.startswith("Model name")), "")
     command = " ".join([f"python -m benchmarks.{module}"] + sys.argv[1:])
-    head = (f"Run {started} (`{command}`); "
+    head = (f"Run {started} (`{command}`, commit {mach.get('commit') or '?'}); "
             f"machine: `nproc` = {mach['nproc']}, {cpu}, Python {mach['python']}, numpy {mach['numpy']}; "
             f"load average at start {', '.join(f'{v:.2f}' for v in load_start)}, at end "
             f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_end'])}.\n\n")
@@ -807,6 +807,7 @@ def machine() -> dict:
     import scipy
 
     return {"nproc": sh("nproc"), "lscpu": sh("lscpu | head -n 15"), "python": sys.version.split()[0],
+            "commit": sh(f"git -C '{RESULTS.parent.parent}' describe --always --dirty --abbrev=7"),
             "platform": platform.platform(), "numpy": np.__version__, "scipy": scipy.__version__,
             "cvxpy": cvxpy.__version__, "loadavg_at_start": os.getloadavg()}
 
@@ -873,7 +874,7 @@ def acceptance(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     mach = report["machine"]
     lines = [f"### Run {report['started']} ({'--quick' if report['quick'] else 'full'}, seed {SEED}, "
-             f"{report['total_s']:.0f} s total)", "",
+             f"{report['total_s']:.0f} s total, commit {mach.get('commit') or '?'})", "",
              f"Machine: `nproc` = {mach['nproc']}, Python {mach['python']}, numpy {mach['numpy']}, "
              f"scipy {mach['scipy']}, cvxpy {mach['cvxpy']}; load average at start "
              f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_start'])}, at end "
