@@ -7,4 +7,6 @@ symmetry (orbit) reduction (:mod:`._symmetry`), the sparse LP and the ULDP role 
 May import: :mod:`mechopt.notions`, the measures layer (:mod:`mechopt._objectives`),
 :mod:`mechopt.solvers.backends`, :mod:`mechopt.solvers._outcome` and
 :mod:`mechopt.solvers.metric` (the metric routes it hands large metric problems to).
+Never the dispatcher: :func:`._lp.solve_labeled` returns a
+:class:`~mechopt.solvers._outcome.LabeledSolution`, which :mod:`mechopt._solve` settles.
 """
