@@ -13,7 +13,7 @@ from ._errors import InputError, MechoptError
 from ._export import finalize_export
 from ._mechanism import Mechanism
 from .notions import LDP, LIP
-from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
+from .objectives import ESTIMATION_VARIANCE, MMSE, column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
 from ._problem import Problem, load_problem
 from ._result import SolveResult
 from .solvers.labeled._lp import LabeledSolution, solve_labeled
@@ -159,7 +159,7 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
     information); the status is ``optimal`` only when ``proven`` and the gap between the
     exported channel's objective and that bound is at most ``rel_gap`` times
-    ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
+    ``max(|objective|, objective_scale)`` (see :func:`mechopt.objectives.objective_scale`),
     else ``feasible`` with the gap. ``check(Q) -> (ok, report)`` measures extra constraints
     on the exported channel (:mod:`mechopt._custom`); the report goes into the certificate.
 
@@ -284,14 +284,15 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         if owners:
             invertible = {y: owners for y in range(m)}
     ext = None
-    if problem.constraints or obj.kind != "expected_loss":
-        # minimax / weighted objective or extra constraints: rows appended to the same LP
+    form = obj.type.labeled_form(obj)
+    if problem.constraints or form.loss is None:
+        # not a plain expected loss (minimax, weighted) or extra constraints: rows appended to the same LP
         from ._custom import labeled_extension
 
         ext = labeled_extension(problem)
         cost = ext.cost
     else:
-        cost = obj.prior[:, None] * obj.loss
+        cost = form.cost
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
@@ -433,15 +434,15 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     if len(problem.notions) != 1:
         return None
     n = problem.notions[0]
-    kind = problem.objective.kind
+    kind = problem.objective.type
     same_prior = isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior,
                                                                         rtol=0, atol=1e-15)
-    if kind == "mmse":
+    if kind is MMSE:
         if same_prior:
             return "lip", n.epsilon, np.asarray(n.prior)
         if isinstance(n, LDP):
             return "ldp", n.epsilon, problem.objective.prior
-    if kind in ("histogram_mse", "mutual_information") and same_prior:
+    if kind.separable and same_prior:
         return "lip-separable", n.epsilon, np.asarray(n.prior)
     return None
 
@@ -460,7 +461,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     # with a Lagrangian bound beyond, so enumeration is preferred while it is possible
     threshold = MAX_ENUMERATED if (cg is not None and cg[0] == "lip-separable") else 20_000
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
-    if obj.kind == "estimation_variance":
+    if obj.type is ESTIMATION_VARIANCE:
         return _solve_design(problem, method, show, timings)
     from .solvers.free._route import route
 

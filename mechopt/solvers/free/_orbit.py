@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MUTUAL_INFORMATION
+
 #: export a k x k matrix up to this many inputs, a subset-selection family beyond
 MATRIX_MAX_K = 400
 
@@ -38,9 +40,9 @@ def orbit_epsilon(notions, obj) -> float | None:
     eps = ldp_epsilon(list(notions))
     if eps is None or eps <= 0 or len(obj.prior) < 2 or not is_uniform(obj.prior):
         return None
-    if obj.kind in ("histogram_mse", "mutual_information"):
+    if obj.type.separable:
         return eps
-    if obj.kind == "bayes_risk" and obj.loss is not None and obj.loss.shape == (len(obj.prior),) * 2:
+    if obj.type is BAYES_RISK and obj.loss is not None and obj.loss.shape == (len(obj.prior),) * 2:
         L = obj.loss
         off = L[~np.eye(len(L), dtype=bool)]
         if np.all(np.diag(L) == L[0, 0]) and np.all(off == off[0]):
@@ -54,8 +56,10 @@ def orbit_utilities(obj, k: int, E: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
+
+from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MUTUAL_INFORMATION
     >>> from mechopt._problem import Objective
-    >>> from mechopt._objectives import column_utility
+    >>> from mechopt.objectives import column_utility
     >>> k, E = 5, 2.0
     >>> o = Objective("mutual_information", np.full(k, 1 / k))
     >>> V = np.array([[E if x < d else 1.0 for d in range(k + 1)] for x in range(k)])
@@ -64,9 +68,9 @@ def orbit_utilities(obj, k: int, E: float) -> np.ndarray:
     """
     d = np.arange(k + 1, dtype=float)
     total = d * E + (k - d)  # sum of the ray's entries
-    if obj.kind == "histogram_mse":
+    if obj.type is HISTOGRAM_MSE:
         return (d * E * E + (k - d)) / (k * total)
-    if obj.kind == "mutual_information":
+    if obj.type is MUTUAL_INFORMATION:
         m = total / k  # P·v
         return (d * E * math.log(E) - total * np.log(m)) / k
     a, b = float(obj.loss[0, 0]), float(obj.loss[0, 1]) if k > 1 else 0.0
@@ -96,7 +100,7 @@ def cyclic_design(k: int, d: int, E: float) -> np.ndarray:
 
 def solve_orbit(problem, eps: float, timings: dict):
     """The best orbit, exported as a matrix (k <= MATRIX_MAX_K) or a family, verified exactly."""
-    from ..._objectives import offset_sign
+    from ...objectives import offset_sign
     from ..._solve import _finish
 
     t = time.perf_counter()

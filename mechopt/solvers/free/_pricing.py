@@ -68,8 +68,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..._objectives import column_utility
-from ..._problem import Objective
+from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MMSE, MUTUAL_INFORMATION, Objective, ObjectiveType, column_utility
+
+#: the objectives with an exact pricing oracle on every cone below
+PRICED = (MMSE, HISTOGRAM_MSE, MUTUAL_INFORMATION, BAYES_RISK)
 
 # -- cones ------------------------------------------------------------------------------
 
@@ -444,20 +446,20 @@ def price_staircase_mmse(cone: Staircases, obj: Objective, d: np.ndarray, *, flo
 # -- registry ---------------------------------------------------------------------------------
 
 
-def _pricers() -> dict[tuple[str, str], Callable[..., Priced]]:
-    """``(cone family, objective kind) -> pricer`` (imported late: the pricers' modules use this one)."""
+def _pricers() -> dict[tuple[str, ObjectiveType], Callable[..., Priced]]:
+    """``(cone family, objective type) -> pricer`` (imported late: the pricers' modules use this one)."""
     from ._pricing_lip import price_lip_bayes, price_lip_mmse, price_lip_separable
     from ._pricing_sep import price_staircase_separable
 
     return {
-        ("staircases", "mmse"): price_staircase_mmse,
-        ("staircases", "bayes_risk"): price_staircase_bayes,
-        ("staircases", "histogram_mse"): price_staircase_separable,
-        ("staircases", "mutual_information"): price_staircase_separable,
-        ("lip", "mmse"): price_lip_mmse,
-        ("lip", "bayes_risk"): price_lip_bayes,
-        ("lip", "histogram_mse"): price_lip_separable,
-        ("lip", "mutual_information"): price_lip_separable,
+        ("staircases", MMSE): price_staircase_mmse,
+        ("staircases", BAYES_RISK): price_staircase_bayes,
+        ("staircases", HISTOGRAM_MSE): price_staircase_separable,
+        ("staircases", MUTUAL_INFORMATION): price_staircase_separable,
+        ("lip", MMSE): price_lip_mmse,
+        ("lip", BAYES_RISK): price_lip_bayes,
+        ("lip", HISTOGRAM_MSE): price_lip_separable,
+        ("lip", MUTUAL_INFORMATION): price_lip_separable,
     }
 
 
@@ -476,4 +478,4 @@ def price(cone, obj: Objective, d: np.ndarray, **options) -> Priced:
     >>> r.exact, r.columns.shape[0]
     (True, 3)
     """
-    return _pricers()[(cone_family(cone), obj.kind)](cone, obj, d, **options)
+    return _pricers()[(cone_family(cone), obj.type)](cone, obj, d, **options)

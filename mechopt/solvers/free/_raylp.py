@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._errors import SolverError
-from ..._objectives import column_utility
-from ..._problem import Objective
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, column_utility
 from ..backends._adapters import get_backend
 from ._rays import slice_candidates
 
@@ -235,9 +234,9 @@ def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray,
 def _slice_terms(obj: Objective, x_vals: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``g_x(t)`` for every input x and value t (array (k, n)) with ``mu(v) = sum_x g_x(v_x)`` on ``P·v = 1``."""
     Pc = P[:, None]
-    if obj.kind == "histogram_mse":
+    if obj.type is HISTOGRAM_MSE:
         return (Pc * x_vals) ** 2
-    if obj.kind == "mutual_information":
+    if obj.type is MUTUAL_INFORMATION:
         return Pc * x_vals * np.log(np.where(x_vals > 0, x_vals, 1.0))
     raise ValueError(obj.kind)
 
