@@ -18,7 +18,7 @@ import numpy as np
 from .._errors import InputError
 from .._validation import check_channel, check_channel_prior, check_finite, check_prior
 from ._base import REGISTRY, Context, LabeledForm, Objective, ObjectiveType, objective_from_spec
-from ._losses import loss_matrix_of, loss_unit
+from ._losses import loss_matrix, loss_matrix_of, loss_unit
 from ._risk import estimation_risk, risk_relative_error
 
 
@@ -27,37 +27,6 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     mask = den > 0
     out[mask] = num[mask] / den[mask]
     return out
-
-
-def closed_form_loss(loss: Any, k: int, m: int | None = None, *, values=None) -> np.ndarray:
-    """A ``k x m`` loss matrix from ``"hamming"``, ``"absolute"``, ``"squared"`` or explicit.
-
-    ``absolute``/``squared`` need numeric ``values`` (one per input; the outputs are the
-    inputs).
-
-    Examples
-    --------
-    >>> closed_form_loss("hamming", 2).tolist()
-    [[0.0, 1.0], [1.0, 0.0]]
-    """
-    m = k if m is None else m
-    if not isinstance(loss, str):
-        L = np.asarray(loss, dtype=float)
-        if L.shape != (k, m) or not np.all(np.isfinite(L)):
-            raise InputError("objective.loss", f"must be a finite {k} x {m} matrix, got shape {L.shape}")
-        return L
-    if loss == "hamming" and m != k:
-        raise InputError("objective.loss", "hamming needs outputs = inputs")
-    if loss in ("absolute", "squared"):
-        if values is None:
-            raise InputError("objective.values", f"loss {loss!r} needs numeric values per input")
-        values = np.asarray(values, dtype=float)
-        if values.shape != (k,) or m != k:
-            raise InputError("objective.values", f"must have one value per input ({k})")
-    elif loss != "hamming":
-        raise InputError("objective.loss", f"must be hamming, absolute, squared or a matrix, got {loss!r}")
-    labels = [str(x) for x in range(k)]
-    return loss_matrix_of(loss, labels, labels, values, "objective.loss")
 
 
 class BuiltinObjective(ObjectiveType):
@@ -117,7 +86,7 @@ class LossObjective(BuiltinObjective):
         return float(np.max(np.abs(obj.loss))) if obj.loss is not None and obj.loss.size else 1.0
 
     def spec_loss(self, Q: np.ndarray, spec: dict) -> np.ndarray:
-        return closed_form_loss(spec.get("loss", "hamming"), Q.shape[0], values=spec.get("values"))
+        return loss_matrix(spec.get("loss", "hamming"), Q.shape[0], values=spec.get("values"))
 
 
 class LabeledLoss(LossObjective):

@@ -9,17 +9,16 @@ re-exports them. May import: this package.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ._base import objective_type
-from ._builtin import closed_form_loss
+from ._losses import loss_matrix
 
 #: the public functions, re-exported by :mod:`mechopt.closed_forms`
-FUNCTIONS = ["mmse", "histogram_mse", "mutual_information", "bayes_risk", "expected_loss", "estimation_variance",
-             "loss_matrix", "objective_value"]
-__all__ = FUNCTIONS
+__all__ = ["mmse", "histogram_mse", "mutual_information", "bayes_risk", "expected_loss", "estimation_variance",
+           "loss_matrix", "objective_value"]
 
 
 def mmse(Q: np.ndarray, prior: Sequence[float], values: Sequence[float]) -> float:
@@ -69,20 +68,6 @@ def mutual_information(Q: np.ndarray, prior: Sequence[float]) -> float:
     0.693147
     """
     return objective_type("mutual_information").spec_value(Q, {}, prior, False)
-
-
-def loss_matrix(loss: Any, k: int, m: int | None = None, *, values: Sequence[float] | None = None) -> np.ndarray:
-    """A ``k x m`` loss matrix from ``"hamming"``, ``"absolute"``, ``"squared"`` or explicit.
-
-    ``absolute``/``squared`` need numeric ``values`` (one per input; the outputs are the
-    inputs).
-
-    Examples
-    --------
-    >>> loss_matrix("hamming", 2).tolist()
-    [[0.0, 1.0], [1.0, 0.0]]
-    """
-    return closed_form_loss(loss, k, m, values=values)
 
 
 def bayes_risk(Q: np.ndarray, prior: Sequence[float], loss: np.ndarray) -> float:

@@ -63,6 +63,37 @@ def loss_matrix_of(loss: Any, inputs, outputs, values, where: str) -> np.ndarray
     return L
 
 
+def loss_matrix(loss: Any, k: int, m: int | None = None, *, values=None) -> np.ndarray:
+    """A ``k x m`` loss matrix from ``"hamming"``, ``"absolute"``, ``"squared"`` or explicit.
+
+    ``absolute``/``squared`` need numeric ``values`` (one per input; the outputs are the
+    inputs).
+
+    Examples
+    --------
+    >>> loss_matrix("hamming", 2).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
+    m = k if m is None else m
+    if not isinstance(loss, str):
+        L = np.asarray(loss, dtype=float)
+        if L.shape != (k, m) or not np.all(np.isfinite(L)):
+            raise InputError("objective.loss", f"must be a finite {k} x {m} matrix, got shape {L.shape}")
+        return L
+    if loss == "hamming" and m != k:
+        raise InputError("objective.loss", "hamming needs outputs = inputs")
+    if loss in ("absolute", "squared"):
+        if values is None:
+            raise InputError("objective.values", f"loss {loss!r} needs numeric values per input")
+        values = np.asarray(values, dtype=float)
+        if values.shape != (k,) or m != k:
+            raise InputError("objective.values", f"must have one value per input ({k})")
+    elif loss != "hamming":
+        raise InputError("objective.loss", f"must be hamming, absolute, squared or a matrix, got {loss!r}")
+    labels = [str(x) for x in range(k)]
+    return loss_matrix_of(loss, labels, labels, values, "objective.loss")
+
+
 def loss_unit(loss: Any) -> str:
     """The unit of an expected loss under the problem file's ``loss`` (a name or a matrix)."""
     if isinstance(loss, str) or loss is None:
