@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 
 import mechopt
 from mechopt import InputError, Mechanism, ObjectiveType, load_problem, register_objective, solve, verify
-from mechopt.objectives import REGISTRY, LabeledForm, Objective, objective_names
+from mechopt.objectives import REGISTRY, LabeledForm, Objective, objective_kinds
 
 BUILTIN = ["expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance",
            "worst_case_loss", "weighted"]
@@ -23,7 +23,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def test_the_registry_lists_the_builtin_objectives_first():
-    assert objective_names()[: len(BUILTIN)] == BUILTIN
+    assert objective_kinds()[: len(BUILTIN)] == BUILTIN
 
 
 def test_the_file_formats_list_of_kinds_is_the_registry():

@@ -19,7 +19,7 @@ validated public evaluations the closed forms export). A new objective is one
 
 from __future__ import annotations
 
-from ._base import (REGISTRY, Context, LabeledForm, Objective, ObjectiveType, objective_from_spec, objective_names,
+from ._base import (REGISTRY, Context, LabeledForm, Objective, ObjectiveType, objective_from_spec, objective_kinds,
                     objective_type, register_objective)
 from ._builtin import BUILTIN
 from ._losses import LOSSES, loss_matrix_of
@@ -39,5 +39,5 @@ __all__ = ["BAYES_RISK", "BUILTIN", "ESTIMATION_VARIANCE", "EXPECTED_LOSS", "HIS
            "MUTUAL_INFORMATION", "REGISTRY", "RISK_SPREAD", "WEIGHTED", "WORST_CASE_LOSS", "Context", "LabeledForm",
            "Objective", "ObjectiveType", "column_utility", "estimation_risk", "evaluate", "evaluation_error",
            "fisher_information", "information_svd", "labeled_form", "loss_matrix_of", "objective_from_spec",
-           "objective_names", "objective_scale", "objective_type", "offset_sign", "register_objective",
+           "objective_kinds", "objective_scale", "objective_type", "offset_sign", "register_objective",
            "risk_covariance", "risk_from_svd", "risk_relative_error", "simplex_basis", "value_floor"]

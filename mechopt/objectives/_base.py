@@ -34,7 +34,7 @@ class Objective:
     Attributes
     ----------
     kind : str
-        A registered objective name (:func:`objective_names`); :attr:`type` is its
+        A registered objective name (:func:`objective_kinds`); :attr:`type` is its
         :class:`ObjectiveType`.
     prior : ndarray, shape (k,)
         The input distribution (``p0`` for ``estimation_variance``).
@@ -273,7 +273,7 @@ def register_objective(objective_type: Any, *, replace: bool = False) -> Any:
     return objective_type
 
 
-def objective_names() -> list[str]:
+def objective_kinds() -> list[str]:
     """The registered objective kinds, in registration order (built-ins first)."""
     return list(REGISTRY)
 
@@ -282,7 +282,7 @@ def objective_type(kind: Any) -> ObjectiveType:
     """The registered type of ``kind``; an unknown kind is an InputError on ``objective.kind``."""
     t = REGISTRY.get(kind) if isinstance(kind, str) else None
     if t is None:
-        raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {objective_names()}")
+        raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {objective_kinds()}")
     return t
 
 
