@@ -73,7 +73,10 @@ def best_constant_row(obj, m: int) -> np.ndarray:
     if form is None:
         return np.eye(m)[int(np.argmin([value(row) for row in np.eye(m)]))]
     # the point mass at y: sum_x C[x, y] + sum_i w_i max_x L_i[x, y]
-    linear = np.zeros(m) if form.cost is None else form.cost.sum(axis=0)
+    if form.loss is not None:  # an expected loss: sum_x P(x) L(x, y)
+        linear = obj.prior @ form.loss
+    else:
+        linear = np.zeros(m) if form.cost is None else form.cost.sum(axis=0)
     at = linear + sum(w * L.max(axis=0) for w, L in form.minimax)
     best = np.eye(m)[int(np.argmin(at))]
     worst = list(form.minimax)
