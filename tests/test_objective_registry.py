@@ -230,3 +230,15 @@ def test_registering_a_taken_name_is_refused():
         register_objective(Other)
     with pytest.raises(InputError, match="is a field of every objective"):
         register_objective(type("Bad", (ObjectiveType,), {"name": "bad_fields_test", "fields": frozenset({"prior"})}))
+
+
+def test_the_toy_is_evaluated_by_the_closed_forms_and_has_its_unit():
+    from mechopt._units import objective_unit
+    from mechopt.closed_forms import objective_value
+
+    spec = {"kind": "weighted_hamming_test", "weights": [1.0, 2.0]}
+    assert objective_value(np.eye(2), spec, prior=[0.5, 0.5], labeled=True) == 0.0
+    # every report wrong half the time: 0.5 * 1 * 0.5 + 0.5 * 2 * 0.5
+    assert objective_value(np.full((2, 2), 0.5), spec, prior=[0.5, 0.5], labeled=True) == pytest.approx(0.75)
+    assert objective_value(np.full((2, 3), 1 / 3), spec, prior=[0.5, 0.5], labeled=False) is None
+    assert objective_unit(spec) == "weighted errors"

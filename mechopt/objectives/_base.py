@@ -145,6 +145,8 @@ class ObjectiveType:
     weighable: bool = True
     #: the objective of a problem file that names none (the first registered for its outputs)
     default: bool = False
+    #: said after the list of fields when a field is not one of them
+    fields_note: str = ""
 
     def make(self, prior: np.ndarray, **fields: Any) -> Objective:
         """An :class:`Objective` of this type on ``prior`` (fields as :meth:`parse` returns them; not validated)."""
@@ -188,11 +190,16 @@ class ObjectiveType:
         return value + float(sum(w * np.max(np.sum(Q * L, axis=1)) for w, L in form.minimax))
 
     def scale(self, obj: Objective) -> float:
-        """The size of the natural range, against which gaps are judged (0: none)."""
+        """The size of the natural range, against which gaps are judged (0: none).
+
+        Default for a labeled objective: the largest ``|value|`` of any channel by its
+        :meth:`labeled_form`, ``sum_x max_y |C[x, y]| + sum_i w_i max |L_i|``.
+        """
         form = self.labeled_form(obj) if self.outputs == "labeled" else None
-        if form is not None and form.cost is not None and form.cost.size:
-            return float(np.abs(form.cost).sum(axis=1).max())
-        return 0.0
+        if form is None:
+            return 0.0
+        linear = 0.0 if form.cost is None or not form.cost.size else float(np.abs(form.cost).max(axis=1).sum())
+        return linear + float(sum(abs(w) * float(np.max(np.abs(L))) for w, L in form.minimax if L.size))
 
     def value_floor(self, obj: Objective) -> float | None:
         """A value every channel's objective is at least, or None."""
@@ -328,7 +335,9 @@ def objective_from_spec(spec: Any, inputs: Sequence[str], outputs: Any, notions:
     allowed = COMMON_FIELDS | t.fields
     extra = sorted(set(spec) - allowed)
     if extra:
-        raise InputError(f"objective.{extra[0]}", f"is not a field of objective {t.name!r} (fields: {sorted(allowed)})")
+        note = f"; {t.fields_note}" if t.fields_note else ""
+        raise InputError(f"objective.{extra[0]}", f"is not a field of objective {t.name!r} (fields: "
+                         f"{sorted(allowed)}{note})")
     prior, _ = resolve_prior(spec, len(ctx.inputs), ctx.notions)
     rule = t.outputs_rule(ctx.free)
     if rule and t.outputs == "labeled":  # a labeled objective's fields are read against the outputs

@@ -296,6 +296,7 @@ class Weighted(ObjectiveType):
 
     name = "weighted"
     fields = frozenset({"terms"})
+    fields_note = "each term has its own loss or values"
     outputs = "any"
     weighable = False
 
