@@ -1,7 +1,9 @@
 """Problems: inputs, outputs, privacy notions and a utility (docs/model.md, docs/formats.md).
 
 Input is validated once, here, and comes out as clean numpy values; every error is an
-:class:`~mechopt._errors.InputError` naming the field and the rule.
+:class:`~mechopt._errors.InputError` naming the field and the rule. The privacy entries
+are read by their notions' registry (:func:`mechopt.notions.notion_from_spec`), the
+objective by the objectives' (:func:`mechopt.objectives.objective_from_spec`).
 """
 
 from __future__ import annotations
