@@ -13,7 +13,7 @@ from ._errors import InputError, MechoptError
 from ._export import finalize_export
 from ._mechanism import Mechanism
 from .notions import LDP, LIP
-from .objectives import ESTIMATION_VARIANCE, MMSE, column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
+from ._objectives import column_utility, evaluate, objective_scale, offset_sign, evaluation_error, value_floor
 from ._problem import Problem, load_problem
 from ._result import SolveResult
 from .solvers.labeled._lp import LabeledSolution, solve_labeled
@@ -159,7 +159,7 @@ def _finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: fl
     ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
     information); the status is ``optimal`` only when ``proven`` and the gap between the
     exported channel's objective and that bound is at most ``rel_gap`` times
-    ``max(|objective|, objective_scale)`` (see :func:`mechopt.objectives.objective_scale`),
+    ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
     else ``feasible`` with the gap. ``check(Q) -> (ok, report)`` measures extra constraints
     on the exported channel (:mod:`mechopt._custom`); the report goes into the certificate.
 
@@ -431,6 +431,8 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     slice ``P·v = 1``, where the column's utility has the simple form used, only when
     the objective's prior is the LIP prior.
     """
+    from .objectives import MMSE
+
     if len(problem.notions) != 1:
         return None
     n = problem.notions[0]
@@ -461,6 +463,8 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     # with a Lagrangian bound beyond, so enumeration is preferred while it is possible
     threshold = MAX_ENUMERATED if (cg is not None and cg[0] == "lip-separable") else 20_000
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
+    from .objectives import ESTIMATION_VARIANCE
+
     if obj.type is ESTIMATION_VARIANCE:
         return _solve_design(problem, method, show, timings)
     from .solvers.free._route import route

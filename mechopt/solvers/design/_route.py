@@ -142,7 +142,7 @@ def finish_family(problem, spec: dict, value: float, bound: float, stats: dict, 
     ``value`` and ``bound`` are the family's objective and the proven bound; the status is
     ``optimal`` when the gap is within ``rel_gap`` of ``max(|value|, objective scale)``.
     """
-    from ...objectives import objective_scale
+    from ..._objectives import objective_scale
     from ..._result import SolveResult
     from ...families import FamilyMechanism
 

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
-from ...objectives import Objective, column_utility, offset_sign
-from ._pricing import DEADLINE, PRICED, LipSlice, Staircases, price
+from ..._objectives import column_utility, offset_sign
+from ..._problem import Objective
+from ._pricing import DEADLINE, LipSlice, Staircases, price, priced
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 
 
@@ -101,7 +102,7 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
 
 def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     """See :func:`decompose`."""
-    if obj.type not in PRICED:
+    if not priced(obj):
         return None
     none = np.zeros((k, 0)), np.zeros(0, bool)
     everyone = np.arange(k)
@@ -400,7 +401,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
         Wentges dual smoothing weight on the duals of the best bound (0 = none).
     scale_floor : float
         The gap is judged relative to ``max(|objective|, scale_floor)`` (e.g.
-        :func:`mechopt.objectives.objective_scale`, as the export does).
+        :func:`mechopt._objectives.objective_scale`, as the export does).
 
     Returns
     -------

@@ -26,14 +26,13 @@ import time
 
 import numpy as np
 
-from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MUTUAL_INFORMATION
-
 #: export a k x k matrix up to this many inputs, a subset-selection family beyond
 MATRIX_MAX_K = 400
 
 
 def orbit_epsilon(notions, obj) -> float | None:
     """The ε when the orbit argument applies (ε-LDP / WC-LIP, uniform prior, symmetric objective)."""
+    from ...objectives import BAYES_RISK
     from ..design._orbit import is_uniform
     from ..design._route import ldp_epsilon
 
@@ -56,16 +55,16 @@ def orbit_utilities(obj, k: int, E: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-
-from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MUTUAL_INFORMATION
     >>> from mechopt._problem import Objective
-    >>> from mechopt.objectives import column_utility
+    >>> from mechopt._objectives import column_utility
     >>> k, E = 5, 2.0
     >>> o = Objective("mutual_information", np.full(k, 1 / k))
     >>> V = np.array([[E if x < d else 1.0 for d in range(k + 1)] for x in range(k)])
     >>> bool(np.allclose(orbit_utilities(o, k, E), column_utility(o, V)))
     True
     """
+    from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
+
     d = np.arange(k + 1, dtype=float)
     total = d * E + (k - d)  # sum of the ray's entries
     if obj.type is HISTOGRAM_MSE:
@@ -100,7 +99,7 @@ def cyclic_design(k: int, d: int, E: float) -> np.ndarray:
 
 def solve_orbit(problem, eps: float, timings: dict):
     """The best orbit, exported as a matrix (k <= MATRIX_MAX_K) or a family, verified exactly."""
-    from ...objectives import offset_sign
+    from ..._objectives import offset_sign
     from ..._solve import _finish
 
     t = time.perf_counter()

@@ -68,10 +68,8 @@ from typing import Callable
 
 import numpy as np
 
-from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MMSE, MUTUAL_INFORMATION, Objective, ObjectiveType, column_utility
-
-#: the objectives with an exact pricing oracle on every cone below
-PRICED = (MMSE, HISTOGRAM_MSE, MUTUAL_INFORMATION, BAYES_RISK)
+from ..._objectives import column_utility
+from ..._problem import Objective
 
 # -- cones ------------------------------------------------------------------------------
 
@@ -446,8 +444,9 @@ def price_staircase_mmse(cone: Staircases, obj: Objective, d: np.ndarray, *, flo
 # -- registry ---------------------------------------------------------------------------------
 
 
-def _pricers() -> dict[tuple[str, ObjectiveType], Callable[..., Priced]]:
+def _pricers() -> dict[tuple[str, object], Callable[..., Priced]]:
     """``(cone family, objective type) -> pricer`` (imported late: the pricers' modules use this one)."""
+    from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MMSE, MUTUAL_INFORMATION
     from ._pricing_lip import price_lip_bayes, price_lip_mmse, price_lip_separable
     from ._pricing_sep import price_staircase_separable
 
@@ -479,3 +478,9 @@ def price(cone, obj: Objective, d: np.ndarray, **options) -> Priced:
     (True, 3)
     """
     return _pricers()[(cone_family(cone), obj.type)](cone, obj, d, **options)
+
+
+def priced(obj: Objective) -> bool:
+    """Whether every cone family has an exact pricer for ``obj``'s type (column generation applies)."""
+    table = _pricers()
+    return all((f, obj.type) in table for f, _ in table)

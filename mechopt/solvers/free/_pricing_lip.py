@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
+from ...objectives import HISTOGRAM_MSE, ObjectiveType
+from ..._problem import Objective
 from ._pricing import LipSlice, Priced, _Collector, _envelope_search, _finish, _safety, best_first
 from ._pricing_sep import _phi
 
@@ -351,7 +352,7 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     --------
     >>> import numpy as np
     >>> from mechopt._problem import Objective
-    >>> from mechopt.objectives import column_utility
+    >>> from mechopt._objectives import column_utility
     >>> P = np.random.default_rng(0).dirichlet(np.ones(30))
     >>> obj = Objective("histogram_mse", P)
     >>> V = near_chord_vertices(LipSlice(P, 1.0), obj, 1e-9, 20, np.random.default_rng(1))

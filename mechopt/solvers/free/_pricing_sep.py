@@ -12,7 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, ObjectiveType
+from ..._problem import Objective
 from ._pricing import (Priced, Staircases, _Collector, best_first, _finish, _safety, _staircase_setup,
                        _zero_prior_staircases)
 

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._errors import SolverError
-from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, column_utility
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
+from ..._objectives import column_utility
+from ..._problem import Objective
 from ..backends._adapters import get_backend
 from ._rays import slice_candidates
 

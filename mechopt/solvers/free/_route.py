@@ -22,8 +22,6 @@ import time
 
 
 from ..._errors import InputError
-from ...objectives import ESTIMATION_VARIANCE
-from ._pricing import PRICED
 
 #: enumerate the rays while the notions report at most this many (LDP k = 14: 16 382)
 COLGEN_ABOVE = 20_000
@@ -32,7 +30,6 @@ ENUMERATE_MAX_K = 14
 #: default time limit of the column generation (seconds); ``time_limit`` overrides it
 FREE_TIME_LIMIT = 600.0
 
-
 COVERED = ("column generation is available (exact pricing) for mmse, histogram_mse, mutual_information and "
            "bayes_risk under one of: LDP / WC-LIP (with any E-LDP notions it implies), block LDP, high-low LDP, ULDP, or "
            "LIP (delta = 0) whose prior is the objective's")
@@ -40,12 +37,14 @@ COVERED = ("column generation is available (exact pricing) for mmse, histogram_m
 
 def plan(problem, method: str):
     """``(kind, payload)``: ``("orbit", eps)``, ``("colgen", ConeSet)``, or ``None`` (enumerate)."""
+    from ...objectives import ESTIMATION_VARIANCE
     from ._colgen import decompose
+    from ._pricing import priced
     from ._rays import ray_count_estimate
 
     obj = problem.objective
-    if obj.type not in PRICED or method not in ("auto", "colgen", "orbit"):
-        if method in ("colgen", "orbit") and obj.type not in PRICED + (ESTIMATION_VARIANCE,):
+    if not priced(obj) or method not in ("auto", "colgen", "orbit"):
+        if method in ("colgen", "orbit") and not priced(obj) and obj.type is not ESTIMATION_VARIANCE:
             raise InputError("method", f"{method!r} is not available for {obj.kind}")
         return None
     k = problem.k
@@ -93,7 +92,7 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
 
 def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
     """Column generation, then main's repair and exact verification (``_finish``)."""
-    from ...objectives import objective_scale, offset_sign
+    from ..._objectives import objective_scale, offset_sign
     from ..._solve import RAYS_REL_GAP, Progress, _constant_fallback, _finish
     from ._colgen import column_generation
     from ._raylp import channel_from_rays
