@@ -33,7 +33,7 @@ import numpy as np
 from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from ..._objectives import column_utility, offset_sign
 from ..._problem import Objective
-from ._pricing import DEADLINE, LipSlice, Staircases, price, priced
+from ._pricing import DEADLINE, LipSlice, Staircases, price
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 
 
@@ -102,6 +102,8 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
 
 def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     """See :func:`decompose`."""
+    from ._pricing import priced
+
     if not priced(obj):
         return None
     none = np.zeros((k, 0)), np.zeros(0, bool)
