@@ -11,8 +11,7 @@ LDP*; 003 = Jiang, Seif, Tandon, Li, *Context-aware local information privacy*.
 Modules: :mod:`._binary` (k = 2), :mod:`._rr` (k-RR, LIP RR), :mod:`._utility_optimized`
 (uRR, uRAPPOR), :mod:`._hadamard` (high-low / block Hadamard response),
 :mod:`._relations` (003 Thm 1–4, Cor 3–7, Lemma 3), :mod:`._budgets` (achieved budgets
-from the definitions), :mod:`._registry`; the objectives' values (docs/model.md) come from
-:mod:`mechopt.objectives`.
+from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`.
 """
 
 from ._binary import (binary_cone_optimum, binary_eldp_optimum, binary_eldp_optimum_corrected, binary_ldp_mse,

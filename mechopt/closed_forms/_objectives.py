@@ -1,4 +1,9 @@
-"""Compatibility: the objectives' public evaluations live in :mod:`mechopt.objectives._functions`."""
+"""The objectives as the closed forms evaluate them: the validated public functions of :mod:`mechopt.objectives`.
+
+:func:`objective_value` reports a closed form's objective through the objective's
+registered type; :func:`mmse`, :func:`bayes_risk`, ... are exported by
+:mod:`mechopt.closed_forms`. Their home is :mod:`mechopt.objectives._functions`.
+"""
 
 from __future__ import annotations
 

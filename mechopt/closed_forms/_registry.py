@@ -40,9 +40,7 @@ from ._hadamard import (
     high_low_hadamard_channel,
     high_low_hadamard_outputs,
 )
-from ..objectives import MMSE
-from ..objectives import REGISTRY as OBJECTIVE_TYPES
-from ..objectives._functions import objective_value
+from ._objectives import objective_value
 from ._relations import bp_lip_vertices
 from ._rr import k_rr, lip_rr, lip_rr_calibrated, lip_rr_holds
 from ._spec import ClosedFormSpec, eldp_matrix
@@ -285,8 +283,10 @@ def _warner_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
 
 def _mmse_scale(spec: ClosedFormSpec) -> float | None:
     """``(f(x_2) - f(x_1))^2`` for a binary mmse objective (000 states f(X) = X)."""
+    from ..objectives import MMSE, REGISTRY
+
     obj = spec.objective
-    if OBJECTIVE_TYPES.get(obj.get("kind")) is not MMSE or obj.get("values") is None or spec.k != 2:
+    if REGISTRY.get(obj.get("kind")) is not MMSE or obj.get("values") is None or spec.k != 2:
         return None
     v = [float(t) for t in obj["values"]]
     return (v[1] - v[0]) ** 2
