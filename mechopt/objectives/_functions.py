@@ -3,7 +3,7 @@
 These let every closed form report its objective and be compared with the solver's
 optimum. Each validates its arguments (:mod:`mechopt._validation`) and evaluates through
 the objective's registered type (:meth:`~._base.ObjectiveType.spec_value`), the one
-measures layer the solvers and the runtime read too. :func:`mechopt.closed_forms`
+measures layer the solvers and the runtime read too. :mod:`mechopt.closed_forms`
 re-exports them. May import: this package.
 """
 
