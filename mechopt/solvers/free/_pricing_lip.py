@@ -15,7 +15,7 @@ import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, ObjectiveType
 from ..._problem import Objective
-from ._pricing import LipSlice, Priced, _Collector, _envelope_search, _finish, _safety, best_first
+from ._pricing_base import LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
 
@@ -71,7 +71,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
     """
     P, k, lo, hi = _lip_setup(cone, obj)
     ell = P[:, None] * obj.loss
-    col = _Collector(top)
+    col = Collector(top)
     best = -math.inf
     for xh in range(k):
         a = -(ell[:, xh] + d)
@@ -79,7 +79,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
         val = float(a @ v)
         best = max(best, val)
         col.offer(val, np.round(v, 13).tobytes(), lambda v=v: v)
-    return _finish(obj, col, d, P, best + _safety(best, *d), 1.0, True, k, k)
+    return rescore(obj, col, d, P, best + safety_margin(best, *d), 1.0, True, k, k)
 
 
 def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
@@ -97,7 +97,7 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     """
     P, k, lo, hi = _lip_setup(cone, obj)
     c = obj.values * P
-    col = _Collector(top)
+    col = Collector(top)
 
     def oracle(lam: float):
         a = 2.0 * lam * c - d
@@ -111,9 +111,9 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     lo_l, hi_l = float(f.min()), float(f.max())
     if hi_l <= lo_l:
         hi_l = lo_l + 1.0
-    upper, nodes, exact = _envelope_search(oracle, lo_l, hi_l, floor, max_nodes, lambda: col.best)
+    upper, nodes, exact = envelope_search(oracle, lo_l, hi_l, floor, max_nodes, lambda: col.best)
     upper = max(upper, col.best)
-    return _finish(obj, col, d, P, upper, 1.0, exact, nodes, k)
+    return rescore(obj, col, d, P, upper, 1.0, exact, nodes, k)
 
 
 def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
@@ -146,7 +146,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     lo, hi = float(lo_v[0]), float(hi_v[0])
     delta_v = hi - lo
     rho = (1.0 - lo) / delta_v
-    col = _Collector(top)
+    col = Collector(top)
     zero = P <= 0
     fixed = np.where(d > 0, lo, hi)  # a zero-prior coordinate only adds -d_x v_x
     const0 = float((-d * fixed)[zero].sum())
@@ -222,7 +222,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
             return None
         ends = np.array([lo_r, hi_r])
         L = C + w0 + float(np.maximum(r, 0.0).sum()) + float(np.max(mu * (ends - pi0) + g(j, ends)))
-        L += _safety(L, base_all, float(np.abs(w).sum()))
+        L += safety_margin(L, base_all, float(np.abs(w).sum()))
         c_out = L - np.maximum(r, 0.0)
         c_in = L - np.maximum(-r, 0.0)
         return order, c_out <= thr, c_in <= thr, c_out, c_in
@@ -237,7 +237,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
             ub, x, order, C, pi0, w0 = bound(j, inm, outm)
             if not math.isfinite(ub):
                 return
-            ub += _safety(ub, base_all, float(np.abs(w).sum()))
+            ub += safety_margin(ub, base_all, float(np.abs(w).sum()))
             thr = max(col.best, floor)
             if ub <= thr or x < 0 or rnd == 5:
                 break
@@ -273,7 +273,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
 
     open_bound, exact, nodes = best_first(heap, branch, col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return _finish(obj, col, d, P, max(pruned, col.best), 1.0, exact, nodes, k)
+    return rescore(obj, col, d, P, max(pruned, col.best), 1.0, exact, nodes, k)
 
 
 # -- analytic dual points ----------------------------------------------------------------------

@@ -14,8 +14,8 @@ import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, ObjectiveType
 from ..._problem import Objective
-from ._pricing import (Priced, Staircases, _Collector, best_first, _finish, _safety, _staircase_setup,
-                       _zero_prior_staircases)
+from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
+                       zero_prior_staircases)
 
 # -- separable objectives: histogram MSE and mutual information ---------------------------
 
@@ -66,7 +66,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     bound is the largest of these closed-form maxima, reached at a vertex (a real set:
     the node is solved) or inside an edge (branch on that edge's item).
     """
-    P, U, G, E, a, s, PU = _staircase_setup(cone, obj)
+    P, U, G, E, a, s, PU = staircase_setup(cone, obj)
     k = len(P)
     eps = float(cone.eps)
     Ee = E * eps
@@ -74,7 +74,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     dU = float(d[U].sum())
     zero = pG <= 0
     base_in = zero & (dG < 0)
-    col = _Collector(top)
+    col = Collector(top)
     order = np.flatnonzero(~zero)[np.argsort(dG[~zero] / pG[~zero], kind="stable")]
 
     def F(pi, dl):
@@ -124,7 +124,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
                 m2 = inm.copy()
                 m2[free[:n_in]] = True
                 offer(m2)
-        ub += _safety(ub, Ee, dU, float(np.abs(dG).sum()))
+        ub += safety_margin(ub, Ee, dU, float(np.abs(dG).sum()))
         if ub <= max(col.best, floor) or je < 0:
             pruned = max(pruned, ub)  # pruned, or solved: the bound is a real set's value
             return
@@ -134,7 +134,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return _finish(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
 
 
 #: below this many free items a node is finished by scoring all their subsets
@@ -236,13 +236,13 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     are finished by scoring every subset.
     """
     kind = obj.type
-    P, U, G, E, a, s, PU = _staircase_setup(cone, obj)
+    P, U, G, E, a, s, PU = staircase_setup(cone, obj)
     k = len(P)
     eps = float(cone.eps)
     pG, dG = P[G], d[G]
     zero = pG <= 0
     base_in = zero & (dG < 0)
-    col = _Collector(top)
+    col = Collector(top)
     HU = float((P[U] ** 2).sum())
     dU = float(d[U].sum())
     b = E * E - 1.0
@@ -281,7 +281,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         fi = np.flatnonzero(~(inm | outm | zero))
         if len(fi) <= ENUMERATE_FREE:
             best_here = enumerate_free(inm, fi)
-            pruned = max(pruned, best_here + _safety(best_here, HU, dU))
+            pruned = max(pruned, best_here + safety_margin(best_here, HU, dU))
             return
         pi_in = float(pG[inm].sum())
         H = HU + b * float((pG[inm] ** 2).sum())
@@ -296,7 +296,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
             m2 = mask.copy()
             m2[fi[order[m]]] = True
             offer(m2)
-        ub += _safety(ub, H / (u_lo * u_lo), D / u_lo, float(np.abs(dG).sum()))
+        ub += safety_margin(ub, H / (u_lo * u_lo), D / u_lo, float(np.abs(dG).sum()))
         if ub <= max(col.best, floor) or u < 0:
             pruned = max(pruned, ub)  # pruned, or solved: the bound is a prefix set's value
             return
@@ -306,7 +306,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return _finish(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
 
 
 def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
@@ -327,7 +327,7 @@ def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *
     (True, True)
     """
     if float(obj.prior[np.asarray(cone.support, dtype=int)].sum()) <= 0:
-        return _zero_prior_staircases(cone, obj, d, top)
+        return zero_prior_staircases(cone, obj, d, top)
     if obj.type is MUTUAL_INFORMATION:
         return _staircase_mi_bnb(cone, obj, d, floor, max_nodes, top)
     return _staircase_hist_bnb(cone, obj, d, floor, max_nodes, top)
