@@ -127,7 +127,7 @@ def test_forced_repair_failure_beats_every_point_mass(monkeypatch):
 
 def test_best_constant_row_against_a_grid():
     from mechopt._fallback import best_constant_row
-    from mechopt._problem import Objective
+    from mechopt.objectives import Objective
 
     rng = np.random.default_rng(20)
     for _ in range(20):

@@ -95,7 +95,7 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> cs = decompose([BlockLDP(1.0, blocks=((0, 1), (2,)))], Objective("mutual_information", np.full(3, 1 / 3)), 3)
     >>> cs.name, len(cs.pieces), cs.fixed.shape
     ('block', 1, (3, 1))
@@ -388,7 +388,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> k = 6
     >>> obj = Objective("mutual_information", np.full(k, 1 / k))
     >>> r = column_generation(obj, decompose([LDP(1.0)], obj, k))

@@ -55,8 +55,8 @@ def orbit_utilities(obj, k: int, E: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
-    >>> from mechopt._objectives import column_utility
+    >>> from mechopt.objectives import Objective
+    >>> from mechopt.objectives import column_utility
     >>> k, E = 5, 2.0
     >>> o = Objective("mutual_information", np.full(k, 1 / k))
     >>> V = np.array([[E if x < d else 1.0 for d in range(k + 1)] for x in range(k)])

@@ -65,8 +65,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MMSE, MUTUAL_INFORMATION
-from ..._problem import Objective
+from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MMSE, MUTUAL_INFORMATION, Objective
 from ._pricing_base import LipSlice, Staircases  # noqa: F401 (the cones, with the dispatch)
 from ._pricing_base import (Priced, Collector, envelope_search, rescore, prefix_fractions, ratio_order, safety_margin,
                             staircase_setup, zero_prior_staircases)
@@ -86,7 +85,7 @@ def price_staircase_bayes(cone: Staircases, obj: Objective, d: np.ndarray, *, fl
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> k = 4
     >>> o = Objective("bayes_risk", np.full(k, 0.25), loss=1 - np.eye(k))
     >>> cone = Staircases(np.arange(k), np.arange(k), 1.0)
@@ -126,7 +125,7 @@ def price_staircase_mmse(cone: Staircases, obj: Objective, d: np.ndarray, *, flo
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> o = Objective("mmse", np.full(3, 1 / 3), values=np.array([0.0, 1.0, 2.0]))
     >>> r = price_staircase_mmse(Staircases(np.arange(3), np.arange(3), 1.0), o, np.zeros(3))
     >>> r.exact, r.columns.shape[0]

@@ -13,8 +13,7 @@ import time
 
 import numpy as np
 
-from ...objectives import HISTOGRAM_MSE, ObjectiveType
-from ..._problem import Objective
+from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
 from ._pricing_base import LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
@@ -63,7 +62,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("bayes_risk", P, loss=1 - np.eye(3))
     >>> price_lip_bayes(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -89,7 +88,7 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("mmse", P, values=np.array([0.0, 1.0, 2.0]))
     >>> price_lip_mmse(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -135,7 +134,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("histogram_mse", P)
     >>> price_lip_separable(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -299,7 +298,7 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> d = lip_chord_duals(LipSlice(P, 1.0), Objective("histogram_mse", P))
     >>> round(float(d.sum()), 6), round(0.38 * (np.e + 1 / np.e - 1), 6)   # sum P^2 (lo + hi - lo hi)
@@ -351,8 +350,8 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
-    >>> from mechopt._objectives import column_utility
+    >>> from mechopt.objectives import Objective
+    >>> from mechopt.objectives import column_utility
     >>> P = np.random.default_rng(0).dirichlet(np.ones(30))
     >>> obj = Objective("histogram_mse", P)
     >>> V = near_chord_vertices(LipSlice(P, 1.0), obj, 1e-9, 20, np.random.default_rng(1))

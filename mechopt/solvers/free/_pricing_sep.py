@@ -12,8 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, ObjectiveType
-from ..._problem import Objective
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
 from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
                        zero_prior_staircases)
 
@@ -319,7 +318,7 @@ def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.4, 0.3, 0.2, 0.1])
     >>> o = Objective("mutual_information", P)
     >>> r = price_staircase_separable(Staircases(np.arange(4), np.arange(4), 1.0), o, np.zeros(4))
