@@ -254,7 +254,8 @@ def register_objective(objective_type: Any, *, replace: bool = False) -> Any:
     """Register an :class:`ObjectiveType` (an instance, or a subclass to instantiate) under its ``name``.
 
     Returns its argument, so it can decorate a class. Registering another type under a
-    taken name is refused unless ``replace``.
+    taken name is refused unless ``replace``; the same class defined again (a re-run
+    script or notebook cell: same module and qualified name) replaces the old one.
 
     Examples
     --------
@@ -268,7 +269,9 @@ def register_objective(objective_type: Any, *, replace: bool = False) -> Any:
     if not isinstance(name, str) or not name:
         raise InputError("objective", f"an objective type needs a non-empty 'name', got {name!r}")
     old = REGISTRY.get(name)
-    if old is not None and type(old) is not type(t) and not replace:
+    same = old is not None and (type(old).__module__, type(old).__qualname__) == (type(t).__module__,
+                                                                                   type(t).__qualname__)
+    if old is not None and not same and not replace:
         raise InputError("objective", f"an objective named {name!r} is already registered")
     if t.outputs not in ("labeled", "free", "any"):
         raise InputError("objective", f"objective {name!r}: outputs must be 'labeled', 'free' or 'any', got "
