@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from . import _jsonsafe
 from ._errors import InputError
 from ._validation import check_labels, check_tree
