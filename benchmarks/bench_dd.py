@@ -178,7 +178,7 @@ def _problem(case: str, k: int):
 
 
 def _ray_lp_value(problem, V: np.ndarray) -> float | None:
-    from mechopt._objectives import column_utility
+    from mechopt.objectives import column_utility
     from mechopt.solvers.free._raylp import solve_ray_lp
 
     if V.shape[1] == 0:

@@ -61,7 +61,7 @@ def run(notion: str, kind: str, k: int, method: str = "auto", time_limit: float 
     import warnings
 
     from mechopt import solve
-    from mechopt._objectives import objective_scale
+    from mechopt.objectives import objective_scale
     from mechopt._problem import load_problem
 
     doc = problem(notion, kind, k, uniform)

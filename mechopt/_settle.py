@@ -21,7 +21,7 @@ import numpy as np
 
 from ._export import finalize_export
 from ._mechanism import Mechanism
-from ._objectives import evaluate, evaluation_error, objective_scale, value_floor
+from .objectives import evaluate, evaluation_error, objective_scale, value_floor
 from ._problem import Problem
 from ._result import SolveResult
 from .solvers._outcome import RAYS_REL_GAP, Candidate, FamilyCandidate, Failure
@@ -45,7 +45,7 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
     ``bound`` is a proven bound on the optimum (lower for a minimisation, upper for mutual
     information); the status is ``optimal`` only when ``proven`` and the gap between the
     exported channel's objective and that bound is at most ``rel_gap`` times
-    ``max(|objective|, objective_scale)`` (see :func:`mechopt._objectives.objective_scale`),
+    ``max(|objective|, objective_scale)`` (see :func:`mechopt.objectives.objective_scale`),
     else ``feasible`` with the gap. ``check(Q) -> (ok, report)`` measures extra constraints
     on the exported channel (:mod:`mechopt._custom`); the report goes into the certificate.
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._errors import InputError, MechoptError
 from .notions import LDP, LIP
-from ._objectives import column_utility, objective_scale, offset_sign
+from .objectives import column_utility, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
 from ._settle import _jsonable, constant_fallback, fail, finish, noted, settle  # noqa: F401 (_jsonable re-exported)
@@ -132,14 +132,15 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         if owners:
             invertible = {y: owners for y in range(m)}
     ext = None
-    if problem.constraints or obj.kind != "expected_loss":
-        # minimax / weighted objective or extra constraints: rows appended to the same LP
+    form = obj.type.labeled_form(obj)
+    if problem.constraints or form.loss is None:
+        # not a plain expected loss (minimax, weighted) or extra constraints: rows appended to the same LP
         from ._custom import labeled_extension
 
         ext = labeled_extension(problem)
         cost = ext.cost
     else:
-        cost = obj.prior[:, None] * obj.loss
+        cost = form.cost
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
@@ -226,18 +227,20 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     slice ``P·v = 1``, where the column's utility has the simple form used, only when
     the objective's prior is the LIP prior.
     """
+    from .objectives import MMSE
+
     if len(problem.notions) != 1:
         return None
     n = problem.notions[0]
-    kind = problem.objective.kind
+    kind = problem.objective.type
     same_prior = isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior,
                                                                         rtol=0, atol=1e-15)
-    if kind == "mmse":
+    if kind is MMSE:
         if same_prior:
             return "lip", n.epsilon, np.asarray(n.prior)
         if isinstance(n, LDP):
             return "ldp", n.epsilon, problem.objective.prior
-    if kind in ("histogram_mse", "mutual_information") and same_prior:
+    if kind.separable and same_prior:
         return "lip-separable", n.epsilon, np.asarray(n.prior)
     return None
 
@@ -256,7 +259,9 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     # with a Lagrangian bound beyond, so enumeration is preferred while it is possible
     threshold = MAX_ENUMERATED if (cg is not None and cg[0] == "lip-separable") else 20_000
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
-    if obj.kind == "estimation_variance":
+    from .objectives import ESTIMATION_VARIANCE
+
+    if obj.type is ESTIMATION_VARIANCE:
         return _solve_design(problem, method, show, timings)
     from .solvers.free._route import route
 

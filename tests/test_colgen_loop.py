@@ -138,8 +138,7 @@ def test_ray_lp_column_generation_reaches_the_enumerated_optimum():
     # must reach the LP over every staircase, listed here by brute force
     import itertools
 
-    from mechopt._objectives import column_utility
-    from mechopt._problem import Objective
+    from mechopt.objectives import Objective, column_utility
     from mechopt.solvers.free._raylp import column_generation, solve_ray_lp
 
     k, eps = 5, 1.0

@@ -283,8 +283,10 @@ def _warner_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
 
 def _mmse_scale(spec: ClosedFormSpec) -> float | None:
     """``(f(x_2) - f(x_1))^2`` for a binary mmse objective (000 states f(X) = X)."""
+    from ..objectives import MMSE, REGISTRY
+
     obj = spec.objective
-    if obj.get("kind") != "mmse" or obj.get("values") is None or spec.k != 2:
+    if REGISTRY.get(obj.get("kind")) is not MMSE or obj.get("values") is None or spec.k != 2:
         return None
     v = [float(t) for t in obj["values"]]
     return (v[1] - v[0]) ** 2

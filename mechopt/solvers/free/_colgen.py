@@ -35,7 +35,7 @@ from ..._objectives import column_utility, offset_sign
 from ..._problem import Objective
 from ..backends._adapters import new_highs
 from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Found, Round, run
-from ._pricing import price
+from ._pricing import price, priced
 from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 
@@ -95,7 +95,7 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> cs = decompose([BlockLDP(1.0, blocks=((0, 1), (2,)))], Objective("mutual_information", np.full(3, 1 / 3)), 3)
     >>> cs.name, len(cs.pieces), cs.fixed.shape
     ('block', 1, (3, 1))
@@ -105,7 +105,7 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
 
 def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     """See :func:`decompose`."""
-    if obj.kind not in ("mmse", "histogram_mse", "mutual_information", "bayes_risk"):
+    if not priced(obj):
         return None
     none = np.zeros((k, 0)), np.zeros(0, bool)
     everyone = np.arange(k)
@@ -388,7 +388,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> k = 6
     >>> obj = Objective("mutual_information", np.full(k, 1 / k))
     >>> r = column_generation(obj, decompose([LDP(1.0)], obj, k))

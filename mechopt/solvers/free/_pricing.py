@@ -65,7 +65,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..._problem import Objective
+from ...objectives import BAYES_RISK, HISTOGRAM_MSE, MMSE, MUTUAL_INFORMATION, Objective
 from ._pricing_base import LipSlice, Staircases  # noqa: F401 (the cones, with the dispatch)
 from ._pricing_base import (Priced, Collector, envelope_search, rescore, prefix_fractions, ratio_order, safety_margin,
                             staircase_setup, zero_prior_staircases)
@@ -85,7 +85,7 @@ def price_staircase_bayes(cone: Staircases, obj: Objective, d: np.ndarray, *, fl
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> k = 4
     >>> o = Objective("bayes_risk", np.full(k, 0.25), loss=1 - np.eye(k))
     >>> cone = Staircases(np.arange(k), np.arange(k), 1.0)
@@ -125,7 +125,7 @@ def price_staircase_mmse(cone: Staircases, obj: Objective, d: np.ndarray, *, flo
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> o = Objective("mmse", np.full(3, 1 / 3), values=np.array([0.0, 1.0, 2.0]))
     >>> r = price_staircase_mmse(Staircases(np.arange(3), np.arange(3), 1.0), o, np.zeros(3))
     >>> r.exact, r.columns.shape[0]
@@ -174,17 +174,17 @@ def price_staircase_mmse(cone: Staircases, obj: Objective, d: np.ndarray, *, flo
 # -- registry ---------------------------------------------------------------------------------
 
 
-def _pricers() -> dict[tuple[str, str], Callable[..., Priced]]:
-    """``(cone family, objective kind) -> pricer``."""
+def _pricers() -> dict[tuple[str, object], Callable[..., Priced]]:
+    """``(cone family, objective type) -> pricer``."""
     return {
-        ("staircases", "mmse"): price_staircase_mmse,
-        ("staircases", "bayes_risk"): price_staircase_bayes,
-        ("staircases", "histogram_mse"): price_staircase_separable,
-        ("staircases", "mutual_information"): price_staircase_separable,
-        ("lip", "mmse"): price_lip_mmse,
-        ("lip", "bayes_risk"): price_lip_bayes,
-        ("lip", "histogram_mse"): price_lip_separable,
-        ("lip", "mutual_information"): price_lip_separable,
+        ("staircases", MMSE): price_staircase_mmse,
+        ("staircases", BAYES_RISK): price_staircase_bayes,
+        ("staircases", HISTOGRAM_MSE): price_staircase_separable,
+        ("staircases", MUTUAL_INFORMATION): price_staircase_separable,
+        ("lip", MMSE): price_lip_mmse,
+        ("lip", BAYES_RISK): price_lip_bayes,
+        ("lip", HISTOGRAM_MSE): price_lip_separable,
+        ("lip", MUTUAL_INFORMATION): price_lip_separable,
     }
 
 
@@ -203,4 +203,10 @@ def price(cone, obj: Objective, d: np.ndarray, **options) -> Priced:
     >>> r.exact, r.columns.shape[0]
     (True, 3)
     """
-    return _pricers()[(cone_family(cone), obj.kind)](cone, obj, d, **options)
+    return _pricers()[(cone_family(cone), obj.type)](cone, obj, d, **options)
+
+
+def priced(obj: Objective) -> bool:
+    """Whether every cone family has an exact pricer for ``obj``'s type (column generation applies)."""
+    table = _pricers()
+    return all((f, obj.type) in table for f, _ in table)

@@ -19,8 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..._objectives import column_utility
-from ..._problem import Objective
+from ...objectives import Objective, column_utility
 
 # -- cones ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..._problem import Objective
+from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
 from ._pricing_base import LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
@@ -62,7 +62,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("bayes_risk", P, loss=1 - np.eye(3))
     >>> price_lip_bayes(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -88,7 +88,7 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("mmse", P, values=np.array([0.0, 1.0, 2.0]))
     >>> price_lip_mmse(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -134,13 +134,13 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("histogram_mse", P)
     >>> price_lip_separable(LipSlice(P, 1.0), o, np.zeros(3)).exact
     True
     """
-    kind = obj.kind
+    kind = obj.type
     P, k, lo_v, hi_v = _lip_setup(cone, obj)
     lo, hi = float(lo_v[0]), float(hi_v[0])
     delta_v = hi - lo
@@ -278,7 +278,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
 # -- analytic dual points ----------------------------------------------------------------------
 
 
-def _chords(kind: str, P: np.ndarray, lo: float, hi: float):
+def _chords(kind: ObjectiveType, P: np.ndarray, lo: float, hi: float):
     """``(kappa, beta, phi(lo), phi(hi))``: the chord ``kappa_x t + beta_x`` of each ``phi_x`` on ``[lo, hi]``."""
     pl, ph = _phi(kind, P, np.full(len(P), lo)), _phi(kind, P, np.full(len(P), hi))
     kappa = (ph - pl) / (hi - lo)
@@ -298,16 +298,16 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> d = lip_chord_duals(LipSlice(P, 1.0), Objective("histogram_mse", P))
     >>> round(float(d.sum()), 6), round(0.38 * (np.e + 1 / np.e - 1), 6)   # sum P^2 (lo + hi - lo hi)
     (0.792741, 0.792741)
     """
-    if obj.kind not in ("histogram_mse", "mutual_information"):
+    if not obj.type.separable:
         return None
     P, k, lo_v, hi_v = _lip_setup(cone, obj)
-    kappa, beta, pl, ph = _chords(obj.kind, P, float(lo_v[0]), float(hi_v[0]))
+    kappa, beta, pl, ph = _chords(obj.type, P, float(lo_v[0]), float(hi_v[0]))
     # rounding: lift the chord by a relative margin so the inequality survives floats
     beta = beta + 1e-13 * (np.abs(pl) + np.abs(ph))
     return kappa + float(beta.sum()) * P
@@ -319,9 +319,9 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
 NEAR_CHORD_MOVES = 150_000
 
 
-def _phi_slope(kind: str, P: np.ndarray, t: float) -> np.ndarray:
+def _phi_slope(kind: ObjectiveType, P: np.ndarray, t: float) -> np.ndarray:
     """``phi_x'(t)`` for :func:`._pricing_sep._phi`."""
-    if kind == "histogram_mse":
+    if kind is HISTOGRAM_MSE:
         return 2.0 * P * P * t
     return P * (math.log(t) + 1.0)
 
@@ -350,8 +350,8 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
-    >>> from mechopt._objectives import column_utility
+    >>> from mechopt.objectives import Objective
+    >>> from mechopt.objectives import column_utility
     >>> P = np.random.default_rng(0).dirichlet(np.ones(30))
     >>> obj = Objective("histogram_mse", P)
     >>> V = near_chord_vertices(LipSlice(P, 1.0), obj, 1e-9, 20, np.random.default_rng(1))
@@ -361,7 +361,7 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     >>> bool(np.all(d @ V - column_utility(obj, V) <= 1e-9))   # within target of the plane
     True
     """
-    kind = obj.kind
+    kind = obj.type
     P_all, k, lo_v, hi_v = _lip_setup(cone, obj)
     lo, hi = float(lo_v[0]), float(hi_v[0])
     delta_v = hi - lo

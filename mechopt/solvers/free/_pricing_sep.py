@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..._problem import Objective
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
 from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
                        zero_prior_staircases)
 
@@ -31,22 +31,22 @@ def _split_in_out(push: Callable) -> Callable:
     return branch
 
 
-def _phi(kind: str, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
+def _phi(kind: ObjectiveType, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     """``phi_x(t)``: the objective on the slice is ``sum_x phi_x(v_x)`` (``P·v = 1``)."""
     t = np.asarray(t, dtype=float)
-    if kind == "histogram_mse":
+    if kind is HISTOGRAM_MSE:
         return (P * t) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(t > 0, P * t * np.log(np.where(t > 0, t, 1.0)), 0.0)
 
 
-def _staircase_sep_value(kind: str, P: np.ndarray, U: np.ndarray, d: np.ndarray, E: float, eps: float,
+def _staircase_sep_value(kind: ObjectiveType, P: np.ndarray, U: np.ndarray, d: np.ndarray, E: float, eps: float,
                          pi: np.ndarray, sq: np.ndarray, dl: np.ndarray) -> np.ndarray:
     """Exact reduced value of raised sets with sums ``pi = P(S)``, ``sq = sum P^2``, ``dl = d(S)``."""
     a = E - 1.0
     PU, dU = float(P[U].sum()), float(d[U].sum())
     u = PU + a * pi
-    if kind == "histogram_mse":
+    if kind is HISTOGRAM_MSE:
         HU = float((P[U] ** 2).sum())
         return (HU + (E * E - 1.0) * sq) / (u * u) - (dU + a * dl) / u
     return -np.log(u) + (E * eps * pi - dU - a * dl) / u
@@ -234,7 +234,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     search branches on that item. Nodes with at most :data:`ENUMERATE_FREE` free items
     are finished by scoring every subset.
     """
-    kind = obj.kind
+    kind = obj.type
     P, U, G, E, a, s, PU = staircase_setup(cone, obj)
     k = len(P)
     eps = float(cone.eps)
@@ -318,7 +318,7 @@ def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.4, 0.3, 0.2, 0.1])
     >>> o = Objective("mutual_information", P)
     >>> r = price_staircase_separable(Staircases(np.arange(4), np.arange(4), 1.0), o, np.zeros(4))
@@ -327,6 +327,6 @@ def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *
     """
     if float(obj.prior[np.asarray(cone.support, dtype=int)].sum()) <= 0:
         return zero_prior_staircases(cone, obj, d, top)
-    if obj.kind == "mutual_information":
+    if obj.type is MUTUAL_INFORMATION:
         return _staircase_mi_bnb(cone, obj, d, floor, max_nodes, top)
     return _staircase_hist_bnb(cone, obj, d, floor, max_nodes, top)

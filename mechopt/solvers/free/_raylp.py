@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._errors import SolverError
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
 from ..._objectives import column_utility
 from ..._problem import Objective
 from .._colgen_loop import FAILED, NO_COLUMN, Found, Round, run
@@ -262,9 +263,9 @@ def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray,
 def _slice_terms(obj: Objective, x_vals: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``g_x(t)`` for every input x and value t (array (k, n)) with ``mu(v) = sum_x g_x(v_x)`` on ``P·v = 1``."""
     Pc = P[:, None]
-    if obj.kind == "histogram_mse":
+    if obj.type is HISTOGRAM_MSE:
         return (Pc * x_vals) ** 2
-    if obj.kind == "mutual_information":
+    if obj.type is MUTUAL_INFORMATION:
         return Pc * x_vals * np.log(np.where(x_vals > 0, x_vals, 1.0))
     raise ValueError(obj.kind)
 
