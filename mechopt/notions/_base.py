@@ -69,7 +69,8 @@ class Notion(ABC):
     budget code does not track it). Its instances give the column constraints (built
     once per ``k``), the E-matrix view, the zero-budget ties, the relaxation at a budget
     cap, a structured ray enumerator and the achieved budget. The exact check is not
-    here: :mod:`mechopt._verify` shares no code with constraint building.
+    here: the checker registered with the class (``register_notion(cls, checker=...)``)
+    decides it, sharing no code with constraint building.
     """
 
     name: str = ""
