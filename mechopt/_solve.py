@@ -434,8 +434,7 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
         return None
     n = problem.notions[0]
     kind = problem.objective.kind
-    same_prior = isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior,
-                                                                        rtol=0, atol=1e-15)
+    same_prior = isinstance(n, LIP) and n.delta == 0 and n.has_prior(problem.objective.prior)
     if kind == "mmse":
         if same_prior:
             return "lip", n.epsilon, np.asarray(n.prior)

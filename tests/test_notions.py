@@ -49,12 +49,6 @@ def test_the_budget_reads_the_notions_composition():
     assert additive | {"lip", "bp_lip"} <= set(BUDGET_NOTIONS)
 
 
-def test_the_closed_forms_know_the_registry():
-    from mechopt.closed_forms._spec import KNOWN_NOTIONS
-
-    assert sorted(KNOWN_NOTIONS) == BUILTIN
-
-
 def test_an_unknown_notion_names_the_registry():
     with pytest.raises(InputError, match=r"privacy\[0\]\.notion: unknown notion 'gdpr'.*'ldp'"):
         load_problem({"k": 2, "privacy": [{"notion": "gdpr"}]})

@@ -11,7 +11,8 @@ LDP*; 003 = Jiang, Seif, Tandon, Li, *Context-aware local information privacy*.
 Modules: :mod:`._binary` (k = 2), :mod:`._rr` (k-RR, LIP RR), :mod:`._utility_optimized`
 (uRR, uRAPPOR), :mod:`._hadamard` (high-low / block Hadamard response),
 :mod:`._relations` (003 Thm 1–4, Cor 3–7, Lemma 3), :mod:`._budgets` (achieved budgets
-from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`.
+from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`
+(which formula applies to a :class:`~mechopt.Problem`, read through its typed notions).
 """
 
 from ._binary import (binary_cone_optimum, binary_eldp_optimum, binary_eldp_optimum_corrected, binary_ldp_mse,
@@ -33,14 +34,12 @@ from ._relations import (approx_ldp_to_lip, approx_lip_to_ldp, approx_lip_to_ldp
                          prior_divergence, sequential_composition_bound, total_variation, transfer_condition,
                          transfer_gap_bound, transfer_leakage_bound)
 from ._rr import k_rr, lip_rr, lip_rr_achieved_budget, lip_rr_calibrated, lip_rr_holds
-from ._spec import ClosedFormSpec, spec_from_problem
 from ._utility_optimized import (urappor_channel, urappor_estimate, urappor_l1_loss, urappor_parameters, urappor_sample,
                                  urr_channel, urr_estimate, urr_l1_loss)
 
 __all__ = [
     # registry
-    "ClosedForm", "ClosedFormSpec", "registry", "applicable", "closed_form_objective",
-    "spec_from_problem", "binary_cone_rows",
+    "ClosedForm", "registry", "applicable", "closed_form_objective", "binary_cone_rows",
     # binary
     "warner_rr", "mangat_rr", "binary_eldp_optimum", "binary_eldp_optimum_corrected",
     "binary_cone_optimum", "binary_ratio_range", "binary_lip_rr", "binary_lip_mse",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ._base import ColumnConstraints, Notion
 from ._eldp import ELDP, LDP, WCLIP, BlockLDP, HighLowLDP, MetricLDP
-from ._lip import BPLIP, LIP, box_prior_vertices, lip_cone_rows
+from ._lip import BPLIP, LIP, box_prior_vertices, lip_cone_rows, same_prior
 from ._registry import REGISTRY, NotionType, notion_from_spec, notion_names, register_notion
 from ._uldp import ULDP, uldp_roles
 
@@ -38,4 +38,4 @@ for _cls, _checker in ((ELDP, check_eldp), (LDP, check_ldp), (BlockLDP, check_bl
 
 __all__ = ["BPLIP", "ELDP", "LDP", "LIP", "REGISTRY", "ULDP", "WCLIP", "BlockLDP", "ColumnConstraints",
            "HighLowLDP", "MetricLDP", "Notion", "NotionType", "box_prior_vertices", "lip_cone_rows", "notion_from_spec",
-           "notion_names", "register_notion", "uldp_roles"]
+           "notion_names", "register_notion", "same_prior", "uldp_roles"]

@@ -113,7 +113,7 @@ def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
                        "uldp")
     if len(notions) == 1 and isinstance(notions[0], LIP):
         n = notions[0]
-        if n.delta != 0 or not np.allclose(obj.prior, n.prior, rtol=0, atol=1e-15):
+        if n.delta != 0 or not n.has_prior(obj.prior):
             return None
         return ConeSet([LipSlice(np.asarray(n.prior, dtype=float), n.epsilon)], *none, "lip")
     if any(isinstance(n, ULDP) for n in notions):

@@ -28,6 +28,7 @@ import numpy as np
 from ..._errors import SolverError
 from ..._objectives import column_utility
 from ..._problem import Objective
+from ...notions import same_prior
 from ..backends._adapters import get_backend
 from ._rays import slice_candidates
 
@@ -367,7 +368,7 @@ def column_generation_separable(obj: Objective, eps: float, P_cone: np.ndarray, 
     t0 = time.perf_counter()
     k = len(obj.prior)
     P = np.asarray(P_cone, dtype=float)
-    if not np.allclose(P, obj.prior, atol=1e-15):
+    if not same_prior(P, obj.prior):
         raise SolverError("column generation needs the objective's prior to equal the LIP prior")
     exact_ok = k * 2 ** (k - 1) <= EXACT_PRICING_MAX
     exact_rounds = 0
