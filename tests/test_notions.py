@@ -44,7 +44,8 @@ def test_every_builtin_notion_brings_an_exact_checker_from_the_verifier():
 def test_the_budget_reads_the_notions_composition():
     from mechopt.runtime._budget import BUDGET_NOTIONS
 
-    additive = {n for n in BUILTIN if REGISTRY[n].cls.composition == "additive"}
+    additive = {n for n in BUILTIN if REGISTRY[n].cls.composition is not None
+                and REGISTRY[n].cls.composition.kind == "additive"}
     assert additive == {"ldp", "block", "high_low", "metric", "uldp"}
     assert additive | {"lip", "bp_lip"} <= set(BUDGET_NOTIONS)
 

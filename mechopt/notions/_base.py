@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._composition import CompositionRule
 from .._errors import InputError
 from .._validation import check_epsilon
 
@@ -64,9 +65,9 @@ class Notion(ABC):
 
     A notion class declares its registry ``name``, its problem-file ``fields`` and the
     ``required`` ones (see :mod:`mechopt.notions._registry`) and how its reports compose
-    (``composition``: ``"additive"`` for budgets that add up under sequential
-    composition, ``"lip"`` / ``"bp_lip"`` for 003 Thm 4 / Cor. 4, ``None`` when the
-    budget code does not track it). Its instances give the column constraints (built
+    (``composition``: a :class:`~mechopt._composition.CompositionRule` — budgets that add
+    up, 003 Thm 4 / Cor. 4 for the LIP notions — or ``None`` when no rule is known; the
+    privacy budget, :class:`mechopt.runtime.PrivacyBudget`, reads it). Its instances give the column constraints (built
     once per ``k``), the E-matrix view, the zero-budget ties, the relaxation at a budget
     cap, a structured ray enumerator and the achieved budget. The exact check is not
     here: the checker registered with the class (``register_notion(cls, checker=...)``)
@@ -78,7 +79,7 @@ class Notion(ABC):
     fields: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     #: how reports compose under this notion (the privacy budget, mechopt.runtime)
-    composition: str | None = None
+    composition: CompositionRule | None = None
     #: the notion constrains each column by a convex cone (False only for ULDP)
     convex: bool = True
 

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._composition import ADDITIVE
 from .._errors import InputError
 from .._validation import check_epsilon, check_number_or_inf
 
@@ -147,7 +148,7 @@ class LDP(Notion):
     name = "ldp"
     fields = ("epsilon",)
     required = ("epsilon",)
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -238,7 +239,7 @@ class BlockLDP(Notion):
     name = "block"
     fields = ("epsilon", "blocks")
     required = ("epsilon", "blocks")
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -296,7 +297,7 @@ class _SensitiveInputs(Notion):
     sensitive: Any = ()
     fields = ("epsilon", "sensitive")
     required = ("epsilon", "sensitive")
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -369,7 +370,7 @@ class MetricLDP(Notion):
     name = "metric"
     fields = ("epsilon", "edges", "distance")
     required = ("epsilon",)
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._composition import CompositionRule
 from .._errors import InputError
 from .._validation import check_delta, check_number_or_inf, check_prior
 
@@ -111,7 +112,8 @@ class LIP(Notion):
     name = "lip"
     fields = ("epsilon", "prior", "delta")
     required = ("epsilon", "prior")
-    composition = "lip"
+    composition = CompositionRule("lip_prior", "003 Thm 4", "prior",
+                                  "003 Thm 4 depends on the smallest prior probability")
 
     def __post_init__(self):
         self._check_epsilon()
@@ -278,7 +280,7 @@ class BPLIP(Notion):
     name = "bp_lip"
     fields = ("epsilon", "priors", "lower", "upper")
     required = ("epsilon",)
-    composition = "bp_lip"
+    composition = CompositionRule("lip_prior_set", "003 Cor. 4", "priors", "003 Cor. 4")
 
     def __post_init__(self):
         self._check_epsilon()
