@@ -162,12 +162,12 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    raw = argparse.RawDescriptionHelpFormatter
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__, formatter_class=raw)
     ap.add_argument("rev", help="the revision to compare against (commit, tag, branch)")
+    ap.add_argument("--rounds", type=int, default=2, help="runs per side, alternating which goes first (default 2)")
     ap.add_argument("--quick", action="store_true", help="the quick sizes of every case")
     ap.add_argument("--cases", help="comma-separated subset of the cases (default: all but js_sampler)")
-    ap.add_argument("--rounds", type=int, default=2, help="runs per side, alternating which goes first (default 2)")
     ap.add_argument("--rtol", type=float, default=1e-12)
     ap.add_argument("--max-ratio", type=float, default=1.1)
     ap.add_argument("--timeout", type=float, default=None, help="seconds per measurement (the suite's default)")

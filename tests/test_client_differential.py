@@ -86,23 +86,14 @@ def test_the_files_cover_every_mutation_and_are_enough(run):
     assert kinds.count("refuse:input") > 300 and kinds.count("refuse:verification") > 100
 
 
-def test_no_consumer_crashes(run):
-    found = _of(run[3], "crash")
-    assert not found, _report(found)
-
-
-def test_every_consumer_accepts_and_refuses_what_verify_does(run):
-    found = _of(run[3], "verdict")
-    assert not found, _report(found)
-
-
-def test_refusals_have_the_class_verify_gives(run):
-    found = _of(run[3], "class")
-    assert not found, _report(found)
-
-
-def test_verdicts_match_the_independent_facts(run):
-    found = _of(run[3], "fact")
+@pytest.mark.parametrize("kind", [
+    "crash",    # no consumer crashes
+    "verdict",  # every consumer accepts and refuses what verify does
+    "class",    # refusals have the class (exit code) verify gives
+    "fact",     # verdicts match the independent facts
+])
+def test_consumers_agree_with_verify(run, kind):
+    found = _of(run[3], kind)
     assert not found, _report(found)
 
 
