@@ -136,6 +136,20 @@ class Notion(ABC):
             return None
         return self
 
+    def ldp_equivalent(self, k: int) -> float | None:
+        """The largest ε such that every ε-LDP channel meets this notion (None when unknown).
+
+        The standard LDP mechanisms at this budget are the baselines of a problem
+        (:func:`mechopt.baselines`). The default reads the E-matrix view: ε-LDP implies
+        E-LDP iff ε is at most every finite off-diagonal budget (``inf`` when none is).
+        """
+        E = self.eldp_matrix(k)
+        if E is None:
+            return None
+        off = np.asarray(E, dtype=float)[~np.eye(k, dtype=bool)]
+        finite = off[np.isfinite(off)]
+        return float(finite.min()) if len(finite) else INF
+
     def structured_rays(self, k: int) -> np.ndarray | None:
         """The extreme rays of this notion's cone alone, when a structured enumerator knows them (else None)."""
         return None

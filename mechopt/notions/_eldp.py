@@ -180,6 +180,10 @@ class LDP(Notion):
     def ray_count(self, k: int) -> int:
         return 2**k - 2
 
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
+
 
 @dataclass(frozen=True)
 class WCLIP(LDP):
@@ -288,6 +292,10 @@ class BlockLDP(Notion):
     def ray_count(self, k: int) -> int:
         return sum(2 ** len(b) for b in self.blocks)
 
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
+
 
 @dataclass(frozen=True)
 class _SensitiveInputs(Notion):
@@ -308,6 +316,10 @@ class _SensitiveInputs(Notion):
         if len(set(s)) != len(s):
             raise InputError("sensitive", "must not repeat a label")
         return replace(self, sensitive=tuple(s))
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
 
 
 @dataclass(frozen=True)
@@ -436,6 +448,13 @@ class MetricLDP(Notion):
         v = np.array(list(W.values()))
         G = sp.csr_matrix((np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), shape=(k, k))
         return dijkstra(G, directed=False)
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP at ε times the shortest distance implies ε-metric privacy (``inf``: no finite distance)."""
+        D = self.distances(k)
+        off = D[~np.eye(len(D), dtype=bool)]
+        finite = off[np.isfinite(off)]
+        return float(self.epsilon) * float(finite.min()) if len(finite) else INF
 
     def eldp_matrix(self, k: int) -> np.ndarray:
         D = self.distances(k)

@@ -152,6 +152,10 @@ class LIP(Notion):
     def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
         return _lip_ties(self.epsilon, self.delta, k, below)
 
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
+
     def has_prior(self, prior: Any) -> bool:
         """Whether ``prior`` is this notion's prior (see :func:`same_prior`)."""
         return same_prior(self.prior, prior)
@@ -339,6 +343,10 @@ class BPLIP(Notion):
 
     def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
         return _lip_ties(self.epsilon, 0.0, k, below)
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
 
     def ray_count(self, k: int) -> int | None:
         # a box's rays come from chains of 3 input sets (solvers/free/_exact_dd.py, measured
