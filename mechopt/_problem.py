@@ -16,7 +16,7 @@ import numpy as np
 from . import _jsonsafe
 from ._errors import InputError
 from ._validation import check_labels, check_prior, check_tree
-from .notions import LIP, Notion, notion_from_spec
+from .notions import LIP, REGISTRY, Notion, notion_from_spec
 
 OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
               "estimation_variance", "worst_case_loss", "weighted")
@@ -247,13 +247,13 @@ def _check_sizes(doc: dict, k: int, outputs) -> None:
     for i, p in enumerate(priv if isinstance(priv, list) else [priv]):
         # a per-input list of another length is refused before the notion builds anything from it
         # (a 10^5-row 'matrix' under k = 3 allocated 75 GB; a long 'lower' enumerates box vertices)
-        per_input = {"eldp": ("matrix",), "metric": ("distance",), "lip": ("prior",), "bp_lip": ("lower", "upper")}
         name = p.get("notion") if isinstance(p, dict) else None
-        for key in per_input.get(name, ()) if isinstance(name, str) else ():
+        entry = REGISTRY.get(name) if isinstance(name, str) else None
+        for key, shape in entry.cls.per_input if entry is not None else ():
             v = p.get(key)
             if not isinstance(v, (list, tuple)):
                 continue
-            if key in ("matrix", "distance"):  # fewer rows: the matrix reader names the short row
+            if shape == "rows":  # a k x k matrix with fewer rows: the matrix reader names the short row
                 if len(v) > k:
                     raise InputError(f"privacy[{i}].{key}", f"must be {k}x{k} (one row per input), got {len(v)} rows")
             elif len(v) != k:

@@ -437,9 +437,9 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     same_prior = isinstance(n, LIP) and n.delta == 0 and n.has_prior(problem.objective.prior)
     if kind == "mmse":
         if same_prior:
-            return "lip", n.epsilon, np.asarray(n.prior)
+            return LIP.name, n.epsilon, np.asarray(n.prior)
         if isinstance(n, LDP):
-            return "ldp", n.epsilon, problem.objective.prior
+            return LDP.name, n.epsilon, problem.objective.prior
     if kind in ("histogram_mse", "mutual_information") and same_prior:
         return "lip-separable", n.epsilon, np.asarray(n.prior)
     return None

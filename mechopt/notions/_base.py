@@ -82,6 +82,10 @@ class Notion(ABC):
     composition: CompositionRule | None = None
     #: the notion constrains each column by a convex cone (False only for ULDP)
     convex: bool = True
+    #: problem-file fields with one entry per input, checked against the number of inputs
+    #: before the notion is built: ``(field, "rows")`` for a k x k matrix, ``(field,
+    #: "entries")`` for a vector
+    per_input: tuple[tuple[str, str], ...] = ()
 
     def _freeze(self, field: str, array: np.ndarray) -> None:
         """Store ``array`` read-only as ``field`` (notions are frozen dataclasses)."""

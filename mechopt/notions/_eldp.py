@@ -45,6 +45,7 @@ class ELDP(Notion):
     name = "eldp"
     fields = ("matrix",)
     required = ("matrix",)
+    per_input = (("matrix", "rows"),)
 
     def __post_init__(self):
         M = self.matrix
@@ -382,6 +383,7 @@ class MetricLDP(Notion):
     name = "metric"
     fields = ("epsilon", "edges", "distance")
     required = ("epsilon",)
+    per_input = (("distance", "rows"),)
     composition = ADDITIVE
 
     def __post_init__(self):

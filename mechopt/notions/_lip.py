@@ -112,6 +112,7 @@ class LIP(Notion):
     name = "lip"
     fields = ("epsilon", "prior", "delta")
     required = ("epsilon", "prior")
+    per_input = (("prior", "entries"),)
     composition = CompositionRule("lip_prior", "003 Thm 4", "prior",
                                   "003 Thm 4 depends on the smallest prior probability")
 
@@ -284,6 +285,7 @@ class BPLIP(Notion):
     name = "bp_lip"
     fields = ("epsilon", "priors", "lower", "upper")
     required = ("epsilon",)
+    per_input = (("lower", "entries"), ("upper", "entries"))
     composition = CompositionRule("lip_prior_set", "003 Cor. 4", "priors", "003 Cor. 4")
 
     def __post_init__(self):

@@ -24,7 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..._errors import InputError
-from ...notions import LDP
+from ...notions import LDP, WCLIP
 
 #: the orbit is exported as a matrix when it has at most this many outputs
 ORBIT_MATRIX_MAX = 3000
@@ -36,7 +36,7 @@ STAIRCASE_MAX_K = 60
 
 def ldp_epsilon(notions) -> float | None:
     """The ε if every notion is ε-LDP or WC-LIP (the smallest one), else None."""
-    if not notions or not all(type(n) is LDP or n.name == "wc_lip" for n in notions):
+    if not notions or not all(type(n) in (LDP, WCLIP) for n in notions):
         return None
     return min(n.epsilon for n in notions)
 

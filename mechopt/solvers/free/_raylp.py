@@ -28,7 +28,7 @@ import numpy as np
 from ..._errors import SolverError
 from ..._objectives import column_utility
 from ..._problem import Objective
-from ...notions import same_prior
+from ...notions import LIP, same_prior
 from ..backends._adapters import get_backend
 from ._rays import slice_candidates
 
@@ -210,7 +210,7 @@ def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray,
     k = len(obj.prior)
     P = np.asarray(P_cone, dtype=float)
     c = obj.values * obj.prior
-    pricer = price_mmse_lip if kind == "lip" else price_mmse_ldp
+    pricer = price_mmse_lip if kind == LIP.name else price_mmse_ldp
 
     def price(d, scale):
         new = pricer(c, P, d, eps)
