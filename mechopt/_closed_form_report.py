@@ -39,7 +39,9 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
     -------
     dict
         ``{"closed_forms": [{"name", "source", "applies", "privacy_ok", "achieved",
-        "objective", "optimum", "gap", "verdict", ...}], "optimum": float}``.
+        "objective", "optimum", "gap", "verdict", ...}], "optimum": float}``, and
+        ``"note": "no closed form applies to this problem"`` when none does (a notion
+        registered outside mechopt, say).
 
     Examples
     --------
@@ -86,8 +88,11 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
             else:
                 row["verdict"] = "optimal" if gap <= REL_TOL * scale else "suboptimal"
         rows.append(row)
-    return {"problem": p.name, "objective": p.objective.kind, "optimum": optimum,
-            "solver_status": result.status, "closed_forms": rows}
+    report = {"problem": p.name, "objective": p.objective.kind, "optimum": optimum,
+              "solver_status": result.status, "closed_forms": rows}
+    if not any(r["applies"] for r in rows):
+        report["note"] = "no closed form applies to this problem"
+    return report
 
 
 def evaluate_closed_form(cf, p: Problem) -> dict:
