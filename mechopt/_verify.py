@@ -27,6 +27,11 @@ How the work is organised (every verdict is a proof):
 
 No inequality is ever *failed* in floating point, and none is passed on a float
 comparison that could be wrong.
+
+The per-notion checkers (``check_ldp``, ``check_lip_notion``, …) are registered with their
+notion classes by :mod:`mechopt.notions` (``register_notion(cls, checker=...)``, the way a
+notion defined elsewhere brings its own); :func:`check_notion` finds every checker through
+the registry. This module imports no notion class, and nothing that builds LP rows.
 """
 
 from __future__ import annotations
