@@ -178,7 +178,7 @@ def _problem(case: str, k: int):
 
 
 def _ray_lp_value(problem, V: np.ndarray) -> float | None:
-    from mechopt._objectives import column_utility
+    from mechopt.objectives import column_utility
     from mechopt.solvers.free._raylp import solve_ray_lp
 
     if V.shape[1] == 0:
@@ -237,7 +237,8 @@ def _fmt(m: dict, key: str = "t") -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 epilog="Output: a Markdown table on standard output (nothing is written to disk).")
     ap.add_argument("--sizes", type=int, nargs="+", default=[4, 5, 6, 7, 8])
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per measurement")
     ap.add_argument("--cases", default=",".join(CASES))

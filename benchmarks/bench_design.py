@@ -2,6 +2,10 @@
 
     python -m benchmarks.bench_design [--quick] [--md docs/baselines.md] [--json out.json]
 
+Without ``--md`` and ``--json`` the report goes to ``benchmarks/results/design-<date>.md``
+(``design-quick-<date>`` with ``--quick``) and ``.json``: the baselines table (the Markdown)
+and every measurement (the JSON), headed by the machine and the load average at start and end.
+
 1. **Non-uniform p0** (Dirichlet(1), seed 20240601 + k), ε-LDP, ε = 1: column generation
    over the staircases with exact pricing (:mod:`mechopt.solvers.design._colgen`), through
    ``mechopt.solve``. Reported: wall time, status, risk, proven bound, relative gap, the
@@ -18,14 +22,14 @@ Every solve runs in a forked child (:func:`benchmarks.run.isolated`), so peak RS
 from __future__ import annotations
 
 import argparse
-import json
 import math
+import os
 import resource
 import time
 
 import numpy as np
 
-from benchmarks.run import SEED, isolated
+from benchmarks.run import SEED, isolated, write_results
 
 EPS = 1.0
 
@@ -148,10 +152,12 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--json", default=None)
-    ap.add_argument("--md", default=None, help="write the baselines table (Markdown) here")
+    ap.add_argument("--json", default=None,
+                    help="write every measurement here (default: benchmarks/results/design-<date>.json)")
+    ap.add_argument("--md", default=None,
+                    help="write the baselines table (Markdown) here (default: benchmarks/results/design-<date>.md)")
     args = ap.parse_args(argv)
-    report: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": list(map(float, __import__("os").getloadavg()))}
+    report: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": list(map(float, os.getloadavg()))}
     import mechopt  # noqa: F401  (warm imports before forking)
     from mechopt import solve
 
@@ -212,12 +218,8 @@ def main(argv=None) -> dict:
     print(md)
     report["table"] = rows
     report["peak_mb_parent"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if args.md:
-        with open(args.md, "w") as fh:
-            fh.write(md + "\n")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=1, default=str)
+    write_results("bench_design", "design-quick" if args.quick else "design", md, report, args.md, args.json,
+                  report["started"], tuple(report["loadavg"]))
     return report
 
 

@@ -3,6 +3,9 @@
     python -m benchmarks.bench_geo [--cases grid10,euclid10,grid20,grid32,spanner20,baselines]
                                    [--methods auto,decompose] [--md out.md]
 
+Without ``--md`` the table goes to ``benchmarks/results/geo-<date>.md`` (and ``.json``),
+headed by the machine and the load average at start and end.
+
 Seeded cases: an n×n grid (unit spacing), a *clustered* prior (three Gaussian hotspots
 plus a small floor), metric privacy with ε = 0.7 per unit, squared-distance loss.
 Every mechopt time is end to end (``mechopt.solve``: model, decomposition, repair and
@@ -16,11 +19,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
 
-from benchmarks.run import isolated
+from benchmarks.run import isolated, write_results
 
 SEED = 20240601
 EPS = 0.7
@@ -155,8 +159,9 @@ def main(argv=None) -> list[str]:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--methods", default="auto", help="labeled LP methods to run for grid10/euclid10/grid20/grid32 "
                     "(auto, ipm, decompose), each in the same run")
-    ap.add_argument("--md", metavar="OUT.md")
+    ap.add_argument("--md", metavar="OUT.md", help="write the table here (default: benchmarks/results/geo-<date>.md)")
     args = ap.parse_args(argv)
+    started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
     import mechopt
 
     # warm the imports in the parent (every forked measurement starts warm): a free-output
@@ -222,9 +227,8 @@ def main(argv=None) -> list[str]:
                  f"{_fmt(r.get('peak_mb'), '.0f')} | {notes} |")
         else:
             raise SystemExit(f"unknown case {case!r}; choose from {list(CASES)}")
-    if args.md:
-        with open(args.md, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+    write_results("bench_geo", "geo", "\n".join(lines), {"cases": args.cases, "methods": args.methods, "table": lines},
+                  args.md, None, started, load_start)
     return lines
 
 

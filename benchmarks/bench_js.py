@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--n", type=int, default=N_REPORTS)
-    ap.add_argument("--json", metavar="OUT.json")
+    ap.add_argument("--json", metavar="OUT.json",
+                    help="also write the rows here (the table goes to standard output)")
     args = ap.parse_args(argv)
     rows = measure(args.sizes, args.n)
     print(f"## exact client samplers: {args.n:,} reports per size, secure random words\n")

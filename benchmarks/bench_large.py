@@ -2,6 +2,10 @@
 
     python -m benchmarks.bench_large [--quick] [--md out.md] [--json out.json] [--only k50,k200,...]
 
+Without ``--md`` and ``--json`` the report goes to ``benchmarks/results/large-<date>.md``
+(``large-quick-<date>`` with ``--quick``, ``large-<sections>-<date>`` with ``--only``) and
+``.json``, headed by the machine and the load average at start and end.
+
 Seeded problems (prior Dirichlet(1), seed ``SEED + k``; MMSE values N(0, 1); Bayes risk
 with a random loss in [0, 1) off the diagonal), ε = 1, on five notions: LDP, block LDP
 (blocks of k/2, k/2 − 1 and 1 inputs), high-low LDP (every second input sensitive),
@@ -22,12 +26,12 @@ The machine is shared: times are pessimistic.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import time
 
 import numpy as np
 
-from benchmarks.run import SEED, isolated
+from benchmarks.run import SEED, isolated, write_results
 
 EPS = 1.0
 KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
@@ -57,7 +61,7 @@ def run(notion: str, kind: str, k: int, method: str = "auto", time_limit: float 
     import warnings
 
     from mechopt import solve
-    from mechopt._objectives import objective_scale
+    from mechopt.objectives import objective_scale
     from mechopt._problem import load_problem
 
     doc = problem(notion, kind, k, uniform)
@@ -130,9 +134,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--quick", action="store_true", help="a subset that runs in under a minute")
     ap.add_argument("--only", help="comma-separated sections: vs_rays,k50,k200,lip_mmse,uniform")
     ap.add_argument("--limit200", type=float, default=600.0, help="time limit of each k = 200 case (s)")
-    ap.add_argument("--md")
-    ap.add_argument("--json")
+    ap.add_argument("--md", help="write the table here (default: benchmarks/results/large-<date>.md)")
+    ap.add_argument("--json", help="write the rows here (default: benchmarks/results/large-<date>.json)")
     args = ap.parse_args(argv)
+    started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
     only = set(args.only.split(",")) if args.only else {"vs_rays", "k50", "k200", "lip_mmse", "uniform"}
     rows: list[dict] = []
     if args.quick:
@@ -153,12 +158,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows += grid("k200", 200, args.limit200)
     md = table(rows)
     print(md)
-    if args.md:
-        with open(args.md, "w") as fh:
-            fh.write(md + "\n")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1, default=str)
+    stem = "large-quick" if args.quick else "large" + (f"-{'_'.join(sorted(only))}" if args.only else "")
+    write_results("bench_large", stem, md, rows, args.md, args.json, started, load_start)
     return rows
 
 

@@ -52,7 +52,8 @@ def mechopt_time(k: int, eps: float) -> tuple[float, float, dict]:
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 epilog="Output: a Markdown table on standard output; --json also writes the rows.")
     ap.add_argument("--sizes", type=int, nargs="+", default=[20, 40, 60, 100, 200])
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--baseline-max", type=int, default=60, help="largest k for the all-pairs baseline")

@@ -153,7 +153,8 @@ def _mb(m: dict | None) -> str:
 def main(argv=None) -> dict:
     from benchmarks.run import isolated
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Output: a Markdown table on standard output; --json also writes the rows.")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 60, 100])
     ap.add_argument("--losses", nargs="+", default=["hamming", "absolute"], choices=["hamming", "absolute"])
     ap.add_argument("--baseline-max", type=int, default=60, help="largest k for the all-pairs baseline")

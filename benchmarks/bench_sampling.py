@@ -1,6 +1,7 @@
 """Benchmark: vectorised simulation sampling and the client's exact sampler.
 
-Seeded; run with ``python benchmarks/bench_sampling.py``. Prints two Markdown tables:
+Seeded; run with ``python benchmarks/bench_sampling.py``. Prints two Markdown tables on
+standard output (nothing is written to disk):
 
 1. ``simulate_reports`` (numpy, inverse CDF per input) for 10^6 reports at several k,
    against a baseline measured in the same run: one ``Generator.choice`` call per report

@@ -1067,7 +1067,9 @@ def _kinds() -> tuple[str, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__.split("\n\n")[0],
+                                 epilog="Output: the counts on standard output (--markdown: as a table); the records "
+                                 "go to --out (JSON lines), the summary with example problems to --examples.")
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--start", type=int, default=0, help="first problem index (chunks)")

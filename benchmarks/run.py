@@ -2,6 +2,10 @@
 
     python -m benchmarks [--quick] [--json out.json] [--md out.md] [--cases ldp,metric_grid]
 
+Without ``--md`` and ``--json`` the report goes to ``benchmarks/results/<quick|full>-<date>.md``
+and ``.json`` (``<quick|full>-<date>-<cases>`` for a subset of cases): the machine, the
+load average at start and at end, the date and every table.
+
 Every case is measured **in the same run** against a baseline:
 
 * labeled LPs (LDP, block, high-low, metric grid, random E, LIP, BP-LIP, ULDP): the
@@ -37,6 +41,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -45,6 +50,43 @@ from benchmarks import bench_model
 
 SEED = 20240601
 AGREE_TOL = 1e-6
+#: where the benchmark commands write their reports when no output file is given
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def default_outputs(stem: str) -> tuple[Path, Path]:
+    """``benchmarks/results/<stem>-<YYYY-MM-DD>.md`` and ``.json`` (the directory is created)."""
+    RESULTS.mkdir(exist_ok=True)
+    base = RESULTS / f"{stem}-{time.strftime('%Y-%m-%d')}"
+    return base.with_suffix(".md"), base.with_suffix(".json")
+
+
+def write_results(module: str, stem: str, md: str, data: Any, md_out: str | None, json_out: str | None,
+                  started: str, load_start: tuple[float, ...]) -> None:
+    """Write the Markdown and JSON of ``python -m benchmarks.<module>`` where asked; with
+    neither path given, to :func:`default_outputs` ``(stem)``, headed by the command, the
+    date, the machine and the load average at start and end (the JSON holds ``data`` under
+    ``"results"`` beside those facts)."""
+    if md_out or json_out:
+        if md_out:
+            Path(md_out).write_text(md if md.endswith("\n") else md + "\n")
+        if json_out:
+            Path(json_out).write_text(json.dumps(data, indent=1, default=str))
+        return
+    mach = machine()
+    mach["loadavg_at_start"], mach["loadavg_at_end"] = load_start, os.getloadavg()
+    cpu = next((line.split(":", 1)[1].strip() for line in mach["lscpu"].splitlines()
+                if line.startswith("Model name")), "")
+    command = " ".join([f"python -m benchmarks.{module}"] + sys.argv[1:])
+    head = (f"Run {started} (`{command}`, commit {mach.get('commit') or '?'}); "
+            f"machine: `nproc` = {mach['nproc']}, {cpu}, Python {mach['python']}, numpy {mach['numpy']}; "
+            f"load average at start {', '.join(f'{v:.2f}' for v in load_start)}, at end "
+            f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_end'])}.\n\n")
+    md_path, json_path = default_outputs(stem)
+    md_path.write_text(head + md + ("" if md.endswith("\n") else "\n"))
+    json_path.write_text(json.dumps({"started": started, "command": command, "machine": mach, "results": data},
+                                    indent=1, default=str))
+    print(f"written: {md_path}, {json_path}")
 
 
 # -- measurement in a child process ----------------------------------------------------
@@ -765,6 +807,7 @@ def machine() -> dict:
     import scipy
 
     return {"nproc": sh("nproc"), "lscpu": sh("lscpu | head -n 15"), "python": sys.version.split()[0],
+            "commit": sh(f"git -C '{RESULTS.parent.parent}' describe --always --dirty --abbrev=7"),
             "platform": platform.platform(), "numpy": np.__version__, "scipy": scipy.__version__,
             "cvxpy": cvxpy.__version__, "loadavg_at_start": os.getloadavg()}
 
@@ -831,10 +874,11 @@ def acceptance(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     mach = report["machine"]
     lines = [f"### Run {report['started']} ({'--quick' if report['quick'] else 'full'}, seed {SEED}, "
-             f"{report['total_s']:.0f} s total)", "",
+             f"{report['total_s']:.0f} s total, commit {mach.get('commit') or '?'})", "",
              f"Machine: `nproc` = {mach['nproc']}, Python {mach['python']}, numpy {mach['numpy']}, "
              f"scipy {mach['scipy']}, cvxpy {mach['cvxpy']}; load average at start "
-             f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_start'])}.", "", "```", mach["lscpu"], "```", "",
+             f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_start'])}, at end "
+             f"{', '.join(f'{v:.2f}' for v in mach.get('loadavg_at_end', ()))}.", "", "```", mach["lscpu"], "```", "",
              "Times are wall seconds (best of 3 below 0.3 s), end to end: building the model, solving, and for "
              "mechopt also the exact verification and repair. Ratio = baseline time / mechopt time. Each "
              "measurement runs in its own forked process; peak RSS is that process's `ru_maxrss` (it includes "
@@ -892,8 +936,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes; finishes in under 3 minutes")
-    ap.add_argument("--json", metavar="OUT.json", help="write the full results as JSON")
-    ap.add_argument("--md", metavar="OUT.md", help="write the Markdown report")
+    ap.add_argument("--json", metavar="OUT.json", help="write the full results as JSON (default, without --md: "
+                    "benchmarks/results/<quick|full>-<date>.json)")
+    ap.add_argument("--md", metavar="OUT.md", help="write the Markdown report (default, without --json: "
+                    "benchmarks/results/<quick|full>-<date>.md)")
     ap.add_argument("--cases", help=f"comma-separated subset of: {','.join(c.name for c in CASES)},solve_many,geo")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds per measurement (default 40 with --quick, 300 otherwise)")
@@ -939,9 +985,15 @@ def main(argv: list[str] | None = None) -> dict:
         sm.setdefault("n", n)
         report["solve_many"] = sm
     report["total_s"] = time.perf_counter() - t_start
+    report["machine"]["loadavg_at_end"] = os.getloadavg()
     md = markdown(report)
     print()
     print(md)
+    if not (args.md or args.json):
+        stem = ("quick" if args.quick else "full") + (f"-{'_'.join(sorted(wanted))}" if wanted else "")
+        md_path, json_path = default_outputs(stem)
+        args.md, args.json = str(md_path), str(json_path)
+        print(f"written: {md_path}, {json_path}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=1, default=lambda o: None)

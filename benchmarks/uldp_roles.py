@@ -304,7 +304,8 @@ def compare(problem: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog="Output: the counts on standard output (nothing is written to disk).")
     ap.add_argument("--n", type=int, default=80)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pattern", action="store_true", help="draw only the pattern that broke")

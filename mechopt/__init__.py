@@ -48,10 +48,12 @@ _EXPORTS = {
     "register_notion": "mechopt.notions",
     # problems and objectives
     "Problem": "mechopt._problem",
-    "Objective": "mechopt._problem",
+    "Objective": "mechopt.objectives",
+    "ObjectiveType": "mechopt.objectives",
+    "register_objective": "mechopt.objectives",
     "load_problem": "mechopt._problem",
-    "evaluate": "mechopt._objectives",
-    "estimation_risk": "mechopt._objectives",
+    "evaluate": "mechopt.objectives",
+    "estimation_risk": "mechopt.objectives",
     # verification, leakage, files
     "verify": "mechopt._verify",
     "Certificate": "mechopt._verify",

@@ -131,7 +131,7 @@ def _support_count_risk(fam, p0: np.ndarray) -> float:
 
 def _orbit_utility(problem: Problem, fam) -> float | None:
     """MI / histogram MSE of an S_k-invariant mixture at a uniform prior (one column per d)."""
-    from ._objectives import column_utility, offset_sign
+    from .objectives import column_utility, offset_sign
 
     obj = problem.objective
     k = fam.k
@@ -148,31 +148,31 @@ def _orbit_utility(problem: Problem, fam) -> float | None:
 
 def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
     """``(objective value, scored_by, note)`` of a family on the problem's objective."""
-    from ._objectives import evaluate
     from .families import SubsetMixture
+    from .objectives import ESTIMATION_VARIANCE, EXPECTED_LOSS, evaluate
     from .families._estimate import MAX_CHANNEL_OUTPUTS, family_channel, subset_risk_uniform
     from .families._spec import approx_count
     from .solvers.design._orbit import is_uniform
 
     obj = problem.objective
-    kind = obj.kind
+    kind, t = obj.kind, obj.type
     subset = isinstance(fam, SubsetMixture)
     uniform = is_uniform(obj.prior)
-    if kind == "expected_loss":
+    if t is EXPECTED_LOSS:
         if subset and fam.components == ((1, 1),) and tuple(problem.outputs) == tuple(problem.inputs):
             _, Q = family_channel(fam)  # outputs "{i}" in input order: the labeled k-RR
             return float(evaluate(obj, Q)), "channel", ""
-        return None, None, "expected_loss is defined over the problem's outputs only"
+        return None, None, f"{kind} is defined over the problem's outputs only"
     if not problem.free_outputs:
         return None, None, "the problem's outputs are labeled"
-    if subset and uniform and (kind == "estimation_variance"):
+    if subset and uniform and t is ESTIMATION_VARIANCE:
         return subset_risk_uniform(fam), "orbit", ""
-    if subset and uniform and kind in ("mutual_information", "histogram_mse"):
+    if subset and uniform and t.separable:
         return _orbit_utility(problem, fam), "orbit", ""
     if fam.outputs_count() <= MAX_CHANNEL_OUTPUTS:
         _, Q = family_channel(fam)
         return float(evaluate(obj, Q)), "channel", ""
-    if subset and kind == "estimation_variance":
+    if subset and t is ESTIMATION_VARIANCE:
         return _support_count_risk(fam, obj.prior), "support-count estimator", (
             "variance of the protocol's own unbiased estimator: an upper bound on the efficient risk")
     return None, None, f"{approx_count(fam.outputs_count())} outputs: too many to score {kind} without a uniform prior"

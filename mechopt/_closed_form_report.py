@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import InputError
-from ._objectives import evaluate
+from .objectives import evaluate
 from ._problem import Problem, load_problem
 from ._verify import verify
 
@@ -26,7 +26,7 @@ BOUNDARY_TOL = 1e-9
 
 def _objective_of(problem: Problem, outputs: list[str], Q: np.ndarray) -> float | None:
     obj = problem.objective
-    if obj.kind == "expected_loss":
+    if obj.type.outputs == "labeled":
         if list(outputs) != list(problem.outputs):
             return None  # the loss is defined over the problem's outputs only
     return float(evaluate(obj, Q))

@@ -1,17 +1,14 @@
-"""Built-in additions to the utility: minimax loss, weighted sums, constraints on the channel.
+"""Built-in additions to the labeled LP: minimax rows, weighted sums, constraints on the channel.
 
 Everything here is *linear in the channel* (or a maximum of linear forms), so it is
 added to the labeled LP of :mod:`mechopt.solvers.labeled._lp` as extra rows — the same
 reduced privacy rows, the same safe bound — and to the cvxpy model of
-:mod:`mechopt._model` as the same linear forms. One home for each form:
-
-* ``worst_case_loss`` (minimax over inputs): ``max_x sum_y Q[x, y] L(x, y)``; in the LP
-  one epigraph variable ``t`` with ``k`` rows ``sum_y Q[x, y] L(x, y) <= t``;
-* ``weighted``: ``sum_i w_i loss_i`` (``w_i >= 0``; a maximised term such as mutual
-  information enters as its negative), convex for labeled terms and linear in the ray
-  weights for sublinear ones (SPEC §3);
-* problem-file ``constraints``, rows ``R vec(Q) <= r`` with ``vec`` row-major
-  (``Q[x, y]`` at ``x*m + y``):
+:mod:`mechopt._model` as the same linear forms. The objectives themselves (the minimax
+loss ``max_x sum_y Q[x, y] L(x, y)``, weighted sums ``sum_i w_i loss_i``) are registered
+types of :mod:`mechopt.objectives`; their :meth:`~mechopt.objectives.ObjectiveType.labeled_form`
+gives a cost matrix and minimax terms, and here each minimax term becomes one epigraph
+variable ``t`` with ``k`` rows ``sum_y Q[x, y] L(x, y) <= t``. Problem-file
+``constraints`` are rows ``R vec(Q) <= r`` with ``vec`` row-major (``Q[x, y]`` at ``x*m + y``):
 
   - ``min_truthful`` — ``Q[x, x] >= v_x`` (the output named like the input);
   - ``max_loss`` — ``sum_y Q[x, y] L(x, y) <= c_x`` (a per-input expected-loss cap);
@@ -36,9 +33,6 @@ from ._validation import check_finite
 
 #: the kinds of problem-file constraints
 CONSTRAINT_KINDS = ("min_truthful", "max_loss", "max_frequency")
-#: terms a weighted objective may hold, for labeled and for free outputs
-LABELED_TERMS = ("expected_loss", "worst_case_loss")
-FREE_TERMS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
 #: extra constraints hold on the exported channel to this (relative to the row's scale)
 CONSTRAINT_TOL = 1e-9
 
@@ -115,7 +109,7 @@ def parse_constraints(spec: Any, inputs: Sequence[str], outputs: Any, objective)
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> obj = Objective("expected_loss", np.full(2, 0.5), loss=1 - np.eye(2))
     >>> (c,) = parse_constraints([{"kind": "min_truthful", "value": 0.6}], ["a", "b"], ("a", "b"), obj)
     >>> c.rows.toarray().tolist(), c.rhs.tolist()
@@ -137,7 +131,7 @@ _FIELDS = {"min_truthful": {"value"}, "max_loss": {"value", "loss", "values"},
 
 def _constraint(c: Any, inputs, outputs, objective, where: str) -> ChannelConstraint:
     from ._validation import check_prior
-    from ._problem import _loss_matrix
+    from .objectives import loss_matrix_of as _loss_matrix
 
     if not isinstance(c, dict):
         raise InputError(where, f"must be a mapping with a 'kind' key, got {c!r}")
@@ -202,72 +196,19 @@ def _constraint(c: Any, inputs, outputs, objective, where: str) -> ChannelConstr
     return ChannelConstraint(kind, rows, np.array(rhs, dtype=float), tuple(names), dict(c))
 
 
-def weighted_objective(spec: dict, inputs, outputs, notions, parse: Callable):
-    """Validate ``{kind: weighted, terms: [{weight, kind, ...}, ...]}``.
-
-    Every term is validated by ``parse`` (the problem module's own objective parser), with
-    the weighted objective's prior. Terms are all labeled (``expected_loss``,
-    ``worst_case_loss``) or all sublinear (``mmse``, ``histogram_mse``,
-    ``mutual_information``, ``bayes_risk``); weights are finite and ``>= 0``.
-    """
-    from ._problem import Objective
-
-    extra = sorted(set(spec) - {"kind", "terms", "prior", "p0"})
-    if extra:
-        raise InputError(f"objective.{extra[0]}", "is not a field of a weighted objective "
-                         "(fields: ['kind', 'prior', 'terms']; each term has its own loss or values)")
-    terms = spec.get("terms")
-    if not isinstance(terms, list) or not terms:
-        raise InputError("objective.terms", "must be a non-empty list of {weight, kind, ...} mappings, "
-                         f"got {terms!r}")
-    base = {key: spec[key] for key in ("prior", "p0") if key in spec}
-    allowed = LABELED_TERMS if outputs != "free" else FREE_TERMS
-    parsed = []
-    for i, t in enumerate(terms):
-        where = f"objective.terms[{i}]"
-        if not isinstance(t, dict):
-            raise InputError(where, f"must be a mapping with 'weight' and 'kind', got {t!r}")
-        if "weight" not in t:
-            raise InputError(f"{where}.weight", "is required (a number >= 0)")
-        w = _number(t["weight"], f"{where}.weight", 0.0)
-        if "prior" in t or "p0" in t:
-            raise InputError(f"{where}.prior", "set the prior once, on the weighted objective")
-        kind = t.get("kind")
-        if kind not in allowed:
-            side = "labeled" if outputs != "free" else "free"
-            raise InputError(f"{where}.kind", f"with {side} outputs a weighted term is one of {list(allowed)}, "
-                             f"got {kind!r}")
-        sub = {key: v for key, v in t.items() if key != "weight"}
-        try:
-            obj = parse({**sub, **base}, inputs, outputs, notions)
-        except InputError as err:
-            fld = err.field.replace("objective.", f"{where}.", 1) if err.field.startswith("objective.") else err.field
-            raise InputError(fld, err.rule) from None
-        parsed.append((w, obj))
-    prior = parsed[0][1].prior
-    return Objective("weighted", prior, terms=tuple(parsed))
-
-
 # -- the labeled LP with extra rows -----------------------------------------------------
 
 
 def worst_case_terms(obj) -> list[tuple[float, np.ndarray]]:
-    """``(weight, L)`` of every minimax term of an objective."""
-    if obj.kind == "worst_case_loss":
-        return [(1.0, obj.loss)]
-    if obj.kind == "weighted":
-        return [(w, t.loss) for w, t in obj.terms if t.kind == "worst_case_loss"]
-    return []
+    """``(weight, L)`` of every minimax term of an objective (its type's :meth:`labeled_form`)."""
+    form = obj.type.labeled_form(obj)
+    return [] if form is None else list(form.minimax)
 
 
 def linear_cost(obj) -> np.ndarray | None:
     """The expected-loss part ``C`` of a labeled objective (``sum C * Q``), None if none."""
-    if obj.kind == "expected_loss":
-        return obj.prior[:, None] * obj.loss
-    if obj.kind == "weighted":
-        parts = [w * t.prior[:, None] * t.loss for w, t in obj.terms if t.kind == "expected_loss"]
-        return sum(parts) if parts else None
-    return None
+    form = obj.type.labeled_form(obj)
+    return None if form is None else form.cost
 
 
 def row_loss_matrix(L: np.ndarray) -> sp.csr_matrix:

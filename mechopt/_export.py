@@ -26,7 +26,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._identifiability import IdentifiabilityWarning, identifiability
-from ._objectives import evaluate
+from .objectives import evaluate
 from ._problem import Problem
 from ._result import SolveResult
 from ._verify import verify

@@ -21,7 +21,7 @@ export is private as claimed whatever went wrong upstream:
 Examples
 --------
 >>> import numpy as np
->>> from mechopt._problem import Objective
+>>> from mechopt.objectives import Objective
 >>> L = np.array([[0.0, 4.0, 2.5], [4.0, 0.0, 2.5]])
 >>> o = Objective("worst_case_loss", np.array([0.5, 0.5]), loss=L)
 >>> best_constant_row(o, 3).round(6).tolist()    # half and half beats every point mass (2.5)
@@ -64,29 +64,31 @@ def best_constant_row(obj, m: int) -> np.ndarray:
     ``min sum_i w_i s_i`` with ``s_i >= (L_i u)_x`` for each minimax term, the point
     masses kept if the LP does no better (a failed LP never costs the fallback).
     """
-    from ._objectives import evaluate
+    from .objectives import evaluate
 
     def value(u: np.ndarray) -> float:
         return evaluate(obj, np.tile(u, (len(obj.prior), 1)))
 
-    terms = obj.terms if obj.kind == "weighted" else ((1.0, obj),)
-    if not all(t.kind in ("expected_loss", "worst_case_loss") for _, t in terms):
+    form = obj.type.labeled_form(obj)
+    if form is None:
         return np.eye(m)[int(np.argmin([value(row) for row in np.eye(m)]))]
-    # the point mass at y: sum_i w_i (P L_i[:, y] or max_x L_i[x, y])
-    at = sum(w * (t.prior @ t.loss if t.kind == "expected_loss" else t.loss.max(axis=0)) for w, t in terms)
+    # the point mass at y: sum_x C[x, y] + sum_i w_i max_x L_i[x, y]
+    if form.loss is not None:  # an expected loss: sum_x P(x) L(x, y)
+        linear = obj.prior @ form.loss
+    else:
+        linear = np.zeros(m) if form.cost is None else form.cost.sum(axis=0)
+    at = linear + sum(w * L.max(axis=0) for w, L in form.minimax)
     best = np.eye(m)[int(np.argmin(at))]
-    if obj.kind == "expected_loss":
+    worst = list(form.minimax)
+    if not worst:
         return best
-    worst = [(w, t) for w, t in terms if t.kind == "worst_case_loss"]
     c = np.zeros(m + len(worst))
-    for w, t in terms:
-        if t.kind == "expected_loss":
-            c[:m] += w * (t.prior @ t.loss)
+    c[:m] = linear
     rows, k = [], len(obj.prior)
-    for i, (w, t) in enumerate(worst):
+    for i, (w, L) in enumerate(worst):
         c[m + i] = w
         block = np.zeros((k, m + len(worst)))
-        block[:, :m] = t.loss
+        block[:, :m] = L
         block[:, m + i] = -1.0
         rows.append(block)
     from .solvers.backends._adapters import get_backend
@@ -226,7 +228,7 @@ def best_verified(problem, candidates: list[Candidate], check=None) -> tuple[Can
 
     Ties keep the earlier candidate (the solver's channels come first).
     """
-    from ._objectives import evaluate
+    from .objectives import evaluate
     from ._verify import verify
 
     obj = problem.objective

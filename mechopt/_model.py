@@ -194,7 +194,7 @@ class ChannelModel:
         return [c.rows @ v <= c.rhs for c in self.problem.constraints]
 
     def _matrix(self, value: Any, where: str) -> np.ndarray:
-        from ._problem import _loss_matrix
+        from .objectives import loss_matrix_of as _loss_matrix
 
         if isinstance(value, str):
             return _loss_matrix(value, self.inputs, self.outputs, None, where)

@@ -1,7 +1,9 @@
 """Problems: inputs, outputs, privacy notions and a utility (docs/model.md, docs/formats.md).
 
 Input is validated once, here, and comes out as clean numpy values; every error is an
-:class:`~mechopt._errors.InputError` naming the field and the rule.
+:class:`~mechopt._errors.InputError` naming the field and the rule. The privacy entries
+are read by their notions' registry (:func:`mechopt.notions.notion_from_spec`), the
+objective by the objectives' (:func:`mechopt.objectives.objective_from_spec`).
 """
 
 from __future__ import annotations
@@ -9,20 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
-
-import numpy as np
+from typing import Any
 
 from . import _jsonsafe
 from ._errors import InputError
-from ._validation import check_labels, check_prior, check_tree
-from .notions import LIP, REGISTRY, Notion, notion_from_spec
-
-OBJECTIVES = ("expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
-              "estimation_variance", "worst_case_loss", "weighted")
-#: objectives that are sums of a sublinear function of each column (docs/model.md)
-SUBLINEAR = ("mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance")
-LOSSES = ("hamming", "absolute", "squared")
+from ._validation import check_labels, check_tree
+from .notions import REGISTRY, Notion, notion_from_spec
+from .objectives import REGISTRY as OBJECTIVE_TYPES
+from .objectives import Objective, objective_from_spec
 
 #: documented input limits, checked before anything large is allocated
 #: (docs/limits in the README): the number of inputs of any problem; the size k x m of a
@@ -32,49 +28,6 @@ MAX_LABELED_ENTRIES = 16_000_000
 MAX_MATRIX_INPUTS = 5_000
 #: problem and mechanism files larger than this are refused unread (bytes)
 MAX_FILE_BYTES = 512 * 2**20
-
-
-@dataclass(frozen=True)
-class Objective:
-    """A utility of docs/model.md, resolved against the inputs and outputs.
-
-    Attributes
-    ----------
-    kind : str
-        One of ``expected_loss``, ``mmse``, ``histogram_mse``, ``mutual_information``,
-        ``bayes_risk``, ``estimation_variance``.
-    prior : ndarray, shape (k,)
-        The input distribution (``p0`` for ``estimation_variance``).
-    loss : ndarray or None, shape (k, m)
-        ``L[x, y]`` for ``expected_loss`` (over the outputs) and ``bayes_risk`` (over
-        estimates = inputs).
-    values : ndarray or None, shape (k,)
-        ``f(x)`` for ``mmse``.
-    terms : tuple of (float, Objective)
-        ``weighted``: the weights and terms (see :mod:`mechopt._custom`).
-    """
-
-    kind: str
-    prior: np.ndarray
-    loss: np.ndarray | None = None
-    values: np.ndarray | None = None
-    loss_name: str | list | None = None
-    terms: tuple = ()
-
-    @property
-    def minimize(self) -> bool:
-        return self.kind != "mutual_information"
-
-    def to_spec(self) -> dict:
-        out: dict[str, Any] = {"kind": self.kind, "prior": [float(v) for v in self.prior]}
-        if self.loss_name is not None:
-            out["loss"] = self.loss_name
-        if self.values is not None:
-            out["values"] = [float(v) for v in self.values]
-        if self.terms:
-            out["terms"] = [{"weight": w, **{key: v for key, v in t.to_spec().items() if key != "prior"}}
-                            for w, t in self.terms]
-        return out
 
 
 @dataclass(frozen=True)
@@ -130,108 +83,6 @@ class Problem:
         return out
 
 
-def _numeric_labels(labels: Sequence[str], where: str) -> np.ndarray:
-    try:
-        vals = np.array([float(v) for v in labels])
-    except ValueError:
-        raise InputError(where, f"absolute/squared loss needs numeric labels or 'values', got {list(labels)!r}") from None
-    if not np.all(np.isfinite(vals)):
-        raise InputError(where, "numeric labels must be finite")
-    return vals
-
-
-def _loss_matrix(loss: Any, inputs, outputs, values, where: str) -> np.ndarray:
-    k, m = len(inputs), len(outputs)
-    if isinstance(loss, str):
-        if loss not in LOSSES:
-            raise InputError(where, f"unknown loss {loss!r}; expected one of {list(LOSSES)} or a matrix")
-        if loss == "hamming":
-            return np.array([[0.0 if x == y else 1.0 for y in outputs] for x in inputs])
-        xv = values if values is not None else _numeric_labels(inputs, where)
-        if values is not None and tuple(outputs) == tuple(inputs):
-            yv = values
-        else:
-            yv = _numeric_labels(outputs, where)
-        d = np.abs(xv[:, None] - yv[None, :])
-        return d if loss == "absolute" else d**2
-    if not isinstance(loss, (list, tuple)) or len(loss) != k:
-        raise InputError(where, f"a loss matrix must have {k} rows (one per input), got {loss!r}")
-    L = np.zeros((k, m))
-    for i, row in enumerate(loss):
-        if not isinstance(row, (list, tuple)) or len(row) != m:
-            raise InputError(f"{where}[{i}]", f"must have {m} entries (one per output)")
-        for j, v in enumerate(row):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise InputError(f"{where}[{i}][{j}]", f"must be a finite number, got {v!r}")
-            L[i, j] = v
-    return L
-
-
-def _objective(spec: Any, inputs, outputs, notions) -> Objective:
-    if spec is None:
-        spec = {"kind": "expected_loss" if outputs != "free" else "mutual_information"}
-    if not isinstance(spec, dict):
-        raise InputError("objective", f"must be a mapping with a 'kind' key, got {spec!r}")
-    kind = spec.get("kind")
-    if kind == "weighted":
-        from ._custom import weighted_objective
-
-        return weighted_objective(spec, inputs, outputs, notions, _objective)
-    allowed = {"kind", "prior", "p0", "loss", "values"}
-    extra = sorted(set(spec) - allowed)
-    if extra:
-        raise InputError(f"objective.{extra[0]}", f"is not an objective field (fields: {sorted(allowed)})")
-    if kind not in OBJECTIVES:
-        raise InputError("objective.kind", f"unknown objective {kind!r}; expected one of {list(OBJECTIVES)}")
-    k = len(inputs)
-    if "p0" in spec and "prior" in spec:
-        raise InputError("objective.p0", "give either 'prior' or 'p0' (the same field under two names), not both")
-    key = "p0" if "p0" in spec else "prior"
-    if key in spec:
-        prior = check_prior(spec[key], f"objective.{key}", k=k)
-    else:
-        lips = [n for n in notions if isinstance(n, LIP)]
-        prior = np.asarray(lips[0].prior, dtype=float) if lips else np.full(k, 1.0 / k)
-    values = None
-    if "values" in spec:
-        v = spec["values"]
-        if not isinstance(v, (list, tuple)) or len(v) != k:
-            raise InputError("objective.values", f"must list one number per input ({k}), got {v!r}")
-        try:
-            values = np.array([float(t) for t in v])
-        except (TypeError, ValueError):
-            raise InputError("objective.values", f"must be numbers, got {v!r}") from None
-        if not np.all(np.isfinite(values)):
-            raise InputError("objective.values", "must be finite")
-    loss = None
-    loss_name = spec.get("loss")
-    if kind in ("expected_loss", "worst_case_loss"):
-        if outputs == "free":
-            raise InputError("outputs", f"{kind} needs labeled outputs ('inputs' or a list); "
-                             "with free outputs use bayes_risk")
-        loss = _loss_matrix(spec.get("loss", "hamming"), inputs, outputs, values, "objective.loss")
-        loss_name = spec.get("loss", "hamming")
-    elif kind == "bayes_risk":
-        loss = _loss_matrix(spec.get("loss", "hamming"), inputs, inputs, values, "objective.loss")
-        loss_name = spec.get("loss", "hamming")
-    elif "loss" in spec:
-        raise InputError("objective.loss", f"is only used by expected_loss, worst_case_loss and bayes_risk, not {kind!r}")
-    if kind == "estimation_variance" and np.any(prior <= 0):
-        bad = int(np.flatnonzero(prior <= 0)[0])
-        raise InputError(f"objective.{key if key in spec else 'prior'}[{bad}]",
-                         "estimation_variance needs p0 > 0 everywhere (the risk is taken at an interior "
-                         f"distribution), got {float(prior[bad])!r}")
-    if kind == "mmse":
-        if values is None:
-            raise InputError("objective.values", "mmse needs 'values': f(x) for every input")
-    if kind in SUBLINEAR and kind != "bayes_risk" and outputs != "free":
-        raise InputError("outputs", f"objective {kind!r} chooses its own outputs: write outputs: free")
-    if kind == "bayes_risk" and outputs != "free":
-        raise InputError("outputs", "bayes_risk chooses its own outputs: write outputs: free "
-                         "(or use expected_loss with labeled outputs)")
-    return Objective(kind, prior, loss, values, loss_name)
-
-
 def _check_sizes(doc: dict, k: int, outputs) -> None:
     """Refuse problems too large for the documented limits, before building any matrix."""
     if outputs != "free":
@@ -240,8 +91,10 @@ def _check_sizes(doc: dict, k: int, outputs) -> None:
             raise InputError("outputs", f"a labeled channel of {k} inputs x {m} outputs has {k * m} entries; at most "
                              f"{MAX_LABELED_ENTRIES} are supported (use fewer labels, or free outputs)")
     obj = doc.get("objective")
-    if isinstance(obj, dict) and obj.get("kind") == "bayes_risk" and k > MAX_MATRIX_INPUTS:
-        raise InputError("objective.kind", f"bayes_risk carries a k x k loss matrix: at most {MAX_MATRIX_INPUTS} "
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    square = isinstance(kind, str) and kind in OBJECTIVE_TYPES and OBJECTIVE_TYPES[kind].square_loss
+    if square and k > MAX_MATRIX_INPUTS:
+        raise InputError("objective.kind", f"{kind} carries a k x k loss matrix: at most {MAX_MATRIX_INPUTS} "
                          f"inputs are supported, got {k}")
     priv = doc.get("privacy")
     for i, p in enumerate(priv if isinstance(priv, list) else [priv]):
@@ -316,7 +169,7 @@ def problem_from_dict(doc: Any, *, name: str = "", base: Path | None = None) -> 
     if not isinstance(priv, list) or not priv:
         raise InputError("privacy", f"must be a non-empty list of notions, got {priv!r}")
     notions = tuple(notion_from_spec(p, inputs, f"privacy[{i}]") for i, p in enumerate(priv))
-    objective = _objective(doc.get("objective"), inputs, outputs, notions)
+    objective = objective_from_spec(doc.get("objective"), inputs, outputs, notions)
     constraints: tuple = ()
     if doc.get("constraints") is not None:
         from ._custom import parse_constraints

@@ -284,14 +284,15 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         if owners:
             invertible = {y: owners for y in range(m)}
     ext = None
-    if problem.constraints or obj.kind != "expected_loss":
-        # minimax / weighted objective or extra constraints: rows appended to the same LP
+    form = obj.type.labeled_form(obj)
+    if problem.constraints or form.loss is None:
+        # not a plain expected loss (minimax, weighted) or extra constraints: rows appended to the same LP
         from ._custom import labeled_extension
 
         ext = labeled_extension(problem)
         cost = ext.cost
     else:
-        cost = obj.prior[:, None] * obj.loss
+        cost = form.cost
     t = time.perf_counter()
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
@@ -430,17 +431,19 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
     slice ``P·v = 1``, where the column's utility has the simple form used, only when
     the objective's prior is the LIP prior.
     """
+    from .objectives import MMSE
+
     if len(problem.notions) != 1:
         return None
     n = problem.notions[0]
-    kind = problem.objective.kind
+    kind = problem.objective.type
     same_prior = isinstance(n, LIP) and n.delta == 0 and n.has_prior(problem.objective.prior)
-    if kind == "mmse":
+    if kind is MMSE:
         if same_prior:
             return LIP.name, n.epsilon, np.asarray(n.prior)
         if isinstance(n, LDP):
             return LDP.name, n.epsilon, problem.objective.prior
-    if kind in ("histogram_mse", "mutual_information") and same_prior:
+    if kind.separable and same_prior:
         return "lip-separable", n.epsilon, np.asarray(n.prior)
     return None
 
@@ -459,7 +462,9 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     # with a Lagrangian bound beyond, so enumeration is preferred while it is possible
     threshold = MAX_ENUMERATED if (cg is not None and cg[0] == "lip-separable") else 20_000
     use_cg = method == "colgen" or (method == "auto" and cg is not None and (estimate is None or estimate > threshold))
-    if obj.kind == "estimation_variance":
+    from .objectives import ESTIMATION_VARIANCE
+
+    if obj.type is ESTIMATION_VARIANCE:
         return _solve_design(problem, method, show, timings)
     from .solvers.free._route import route
 

@@ -394,46 +394,62 @@ def _invertible_flags(V: np.ndarray, notions: list[Notion]) -> np.ndarray:
     return single & np.array([int(x) not in sens for x in owner])
 
 
-def _column_generation(f: Utility, pricing: Callable, notions, k, backend, max_iter, checks, seed, timings):
-    """Column generation with the user's oracle: ``(V, w, d, upper, points checked, iterations)`` or a message."""
-    from .solvers.free._raylp import solve_ray_lp
+class _OraclePricer:
+    """The user's ``pricing(d) -> (columns, upper)`` as a column-generation pricer.
 
-    if not callable(pricing):
-        raise InputError("pricing", f"must be a callable pricing(d) -> (columns, upper), got {pricing!r}")
-    V = np.ones((k, 1))
-    upper = math.inf
-    n_checked = 0
-    t = time.perf_counter()
-    sol = None
-    it = 0
-    for it in range(1, max_iter + 1):
-        mu_v = f(V)
-        sol = solve_ray_lp(V, mu_v, backend=backend)
-        if sol.status != "optimal" or sol.stats.get("duals") is None:
-            return f"the restricted ray LP failed: {sol.message}"
-        d = sol.stats["duals"]
-        cols, up = _call_pricing(pricing, d, k, notions)
+    ``d + upper * 1`` is dual feasible on the slice ``sum(v) = 1``, hence on the cone, so
+    ``1·d + k max(upper, 0)`` (rounded up) bounds the optimum. The columns offered are
+    checked for sublinearity with the master's rays until ``checks`` points were used.
+    """
+
+    def __init__(self, f: Utility, pricing: Callable, notions, k: int, master, checks: int, seed: int):
+        self.f, self.pricing, self.notions, self.k = f, pricing, notions, k
+        self.master, self.checks, self.seed = master, checks, seed
+        self.n_checked = 0
+        self.calls = 0
+
+    def price(self, state):
+        from .solvers._colgen_loop import Found
+
+        self.calls += 1
+        d = state.duals
+        cols, up = _call_pricing(self.pricing, d, self.k, self.notions)
+        bound = None
         if up is not None:
-            # d + up * 1 is dual feasible on the slice sum(v) = 1, hence on the cone
-            cand = float(math.fsum(d.tolist())) + k * max(up, 0.0)
-            upper = min(upper, cand + 4 * np.finfo(float).eps * (abs(cand) + float(np.abs(d).sum())))
+            cand = float(math.fsum(d.tolist())) + self.k * max(up, 0.0)
+            bound = cand + 4 * np.finfo(float).eps * (abs(cand) + float(np.abs(d).sum()))
         if cols.shape[1]:
             cols = cols / cols.sum(axis=0, keepdims=True)
-            red = f(cols) - d @ cols
-            scale = max(1.0, abs(sol.value))
+            red = self.f(cols) - d @ cols
+            scale = max(1.0, abs(state.value))
             new = cols[:, red > 1e-12 * scale]
         else:
             new = cols
-        if n_checked < checks and new.shape[1]:
-            pool = np.hstack([V, new])
-            n_checked = check_sublinear(f, pool / pool.max(axis=0, keepdims=True), n=checks, seed=seed + it)
-        if not new.shape[1]:
-            break
-        V = np.hstack([V, new])
+        if self.n_checked < self.checks and new.shape[1]:
+            pool = np.hstack([self.master.V, new])
+            self.n_checked = check_sublinear(self.f, pool / pool.max(axis=0, keepdims=True), n=self.checks,
+                                             seed=self.seed + self.calls)
+        return Found(new, new.shape[1], bound)
+
+
+def _column_generation(f: Utility, pricing: Callable, notions, k, backend, max_iter, checks, seed, timings):
+    """Column generation with the user's oracle: ``(V, w, d, upper, points checked, iterations)`` or a message."""
+    from .solvers._colgen_loop import FAILED, run
+    from .solvers.free._raylp import RayMaster
+
+    if not callable(pricing):
+        raise InputError("pricing", f"must be a callable pricing(d) -> (columns, upper), got {pricing!r}")
+    t = time.perf_counter()
+    master = RayMaster(np.ones((k, 1)), f, backend)
+    pricer = _OraclePricer(f, pricing, notions, k, master, checks, seed)
+    res = run(master, pricer, max_iter=max_iter)
+    if res.reason == FAILED:
+        return f"the restricted ray LP failed: {res.state.message}"
+    V, sol, n_checked = master.V, master.sol, pricer.n_checked
     if n_checked == 0:
         n_checked = check_sublinear(f, V / V.max(axis=0, keepdims=True), n=checks, seed=seed)
     timings["solve"] = time.perf_counter() - t
-    return V, sol.weights, sol.stats["duals"], upper, n_checked, it
+    return V, sol.weights, sol.stats["duals"], res.bound, n_checked, res.rounds
 
 
 def _call_pricing(pricing: Callable, d: np.ndarray, k: int, notions) -> tuple[np.ndarray, float | None]:

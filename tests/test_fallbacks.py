@@ -127,7 +127,7 @@ def test_forced_repair_failure_beats_every_point_mass(monkeypatch):
 
 def test_best_constant_row_against_a_grid():
     from mechopt._fallback import best_constant_row
-    from mechopt._problem import Objective
+    from mechopt.objectives import Objective
 
     rng = np.random.default_rng(20)
     for _ in range(20):
@@ -140,8 +140,8 @@ def test_best_constant_row_against_a_grid():
         for obj in (worst, expected, weighted):
             u = best_constant_row(obj, m)
             assert u.min() >= 0 and u.sum() == pytest.approx(1.0, abs=1e-12)
-            value = mechopt._objectives.evaluate(obj, np.tile(u, (k, 1)))
-            grid = min(mechopt._objectives.evaluate(obj, np.tile(g, (k, 1))) for g in _grid(m, 60))
+            value = mechopt.objectives.evaluate(obj, np.tile(u, (k, 1)))
+            grid = min(mechopt.objectives.evaluate(obj, np.tile(g, (k, 1))) for g in _grid(m, 60))
             assert value <= grid + 1e-9
 
 

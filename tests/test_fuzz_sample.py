@@ -191,7 +191,7 @@ def test_box_vertices_agree_with_mechopt():
 
 
 def test_budget_matrix_objective_and_ties_agree_with_mechopt():
-    from mechopt._objectives import evaluate
+    from mechopt.objectives import evaluate
     from mechopt.solvers._repair import tied_rows
 
     rng = np.random.default_rng(5)

@@ -8,7 +8,7 @@ import pytest
 
 import mechopt
 from mechopt import solve
-from mechopt._objectives import evaluate, objective_scale
+from mechopt.objectives import evaluate, objective_scale
 
 KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
 NOTIONS = ("ldp", "block", "high_low", "uldp", "lip")

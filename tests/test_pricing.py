@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from mechopt._problem import Objective
+from mechopt.objectives import Objective
 from mechopt.notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP
 from mechopt.solvers.free._colgen import decompose
 from mechopt.solvers.free._pricing import LipSlice, Staircases, price

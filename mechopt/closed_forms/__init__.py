@@ -24,8 +24,8 @@ from ._budgets import (block_budget, bp_lip_budget, di_budget, eldp_excess, eldp
 from ._hadamard import (block_hadamard_channel, block_hadamard_estimate, block_hadamard_outputs, block_hadamard_sample,
                         high_low_hadamard_channel, high_low_hadamard_estimate, high_low_hadamard_outputs,
                         high_low_hadamard_sample, sylvester_hadamard)
-from ._objectives import (bayes_risk, estimation_variance, expected_loss, histogram_mse, loss_matrix, mmse,
-                          mutual_information, objective_value)
+from ..objectives import _functions
+from ..objectives._functions import *  # noqa: F403 - the objectives' evaluations (their __all__)
 from ._registry import ClosedForm, applicable, binary_cone_rows, closed_form_objective, registry
 from .._composition import bp_lip_composition_bound, lip_composition_bound
 from ._relations import (approx_ldp_to_lip, approx_lip_to_ldp, approx_lip_to_ldp_corrected, bp_lip_to_ldp_bound,
@@ -67,7 +67,6 @@ __all__ = [
     "ldp_budget", "eldp_pair_budgets", "eldp_excess", "high_low_budget", "block_budget",
     "lip_budget", "bp_lip_budget", "uldp_roles", "uldp_budget", "di_budget", "maximal_leakage",
     "ldp_delta", "lip_delta",
-    # objectives
-    "mmse", "histogram_mse", "mutual_information", "bayes_risk", "expected_loss",
-    "estimation_variance", "loss_matrix", "objective_value",
 ]
+# objectives: mmse, histogram_mse, ..., objective_value (:mod:`mechopt.objectives` owns them)
+__all__ += _functions.__all__

@@ -218,8 +218,10 @@ def _warner_build(problem: Problem) -> tuple[list[str], np.ndarray]:
 
 def _mmse_scale(problem: Problem) -> float | None:
     """``(f(x_2) - f(x_1))^2`` for a binary mmse objective (000 states f(X) = X)."""
+    from ..objectives import MMSE
+
     obj = problem.objective
-    if obj.kind != "mmse" or obj.values is None or problem.k != 2:
+    if obj.type is not MMSE or obj.values is None or problem.k != 2:
         return None
     v = [float(t) for t in obj.values]
     return (v[1] - v[0]) ** 2

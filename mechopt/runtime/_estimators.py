@@ -14,7 +14,7 @@ the estimators of ``p`` are
 and, for a known prior, the Bayes (MMSE) aggregates of :mod:`mechopt.runtime._mmse`.
 
 :func:`estimation_risk` is the asymptotic risk ``tr(B J⁻¹ Bᵀ)`` of docs/model.md (computed by
-:func:`mechopt._objectives.risk_covariance`, the one implementation the solver's
+:func:`mechopt.objectives.risk_covariance`, the one implementation the solver's
 ``estimation_variance`` objective and the closed forms read too), and
 :func:`variance_report` turns it into standard errors and confidence intervals.
 """
@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
-from mechopt._objectives import risk_covariance, simplex_basis
+from mechopt.objectives import risk_covariance, simplex_basis
 from mechopt._validation import check_prior
 from mechopt.runtime._sampling import as_channel
 

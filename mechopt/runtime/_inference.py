@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
 from mechopt._identifiability import NotIdentifiableError, identifiability
-from mechopt._objectives import fisher_information, simplex_basis
+from mechopt.objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
     _as_distribution,

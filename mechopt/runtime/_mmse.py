@@ -12,8 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
-from mechopt._objectives import evaluate
-from mechopt._problem import Objective
+from mechopt.objectives import HISTOGRAM_MSE, MMSE, evaluate
 from mechopt.runtime._estimators import _as_counts, _as_distribution
 from mechopt.runtime._sampling import as_channel
 
@@ -196,7 +195,7 @@ def mmse_risk(Q: ArrayLike, prior: ArrayLike, values: ArrayLike) -> float:
     # the objective ``mmse`` of docs/model.md (the one measures layer); it is the same
     # for f and f - E f, and the centred values keep the difference of two large terms
     # out of the result when f has a large mean
-    return float(evaluate(Objective("mmse", prior, values=f - prior @ f), Q))
+    return float(evaluate(MMSE.make(prior, values=f - prior @ f), Q))
 
 
 def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
@@ -220,4 +219,4 @@ def mmse_histogram_risk(Q: ArrayLike, prior: ArrayLike) -> float:
     0.375
     """
     Q, prior, _ = _mmse_setup(Q, prior)
-    return float(evaluate(Objective("histogram_mse", prior), Q))
+    return float(evaluate(HISTOGRAM_MSE.make(prior), Q))

@@ -385,3 +385,39 @@ def retry_note(what: str, failures: list[tuple[str, str]], used: str, solved: bo
     if solved:
         return f"{what} failed on {tried}; retried on {used}, which solved it"
     return f"{what} failed on every back-end tried: {tried}"
+
+
+# -- persistent HiGHS models (warm-started masters and pricing LPs) ----------------------------
+
+
+def new_highs(**options):
+    """A silent ``highspy.Highs`` with ``options`` set, and the ``highspy`` module (its enums).
+
+    For the solvers that keep one model between solves (column-generation masters that
+    add columns, pricing LPs whose costs change) and warm-start it from its basis. The
+    first construction prints a banner on the C-level stdout: it is silenced. Raises
+    ``ImportError`` without highspy.
+    """
+    import os
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    try:
+        fd = os.dup(1)
+    except OSError:
+        h = highspy.Highs()
+    else:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(fd, 1)
+            os.close(fd)
+            os.close(null)
+    h.setOptionValue("output_flag", False)
+    for name, value in options.items():
+        h.setOptionValue(name, value)
+    return h, highspy

@@ -5,7 +5,7 @@ column generation with a certified bound (:mod:`._colgen`, pricing in :mod:`._pr
 the subset-selection orbit for a uniform p0 (:mod:`._orbit`) and which of them runs
 (:mod:`._route`).
 
-May import: :mod:`mechopt.notions`, :mod:`mechopt._objectives`,
+May import: :mod:`mechopt.notions`, :mod:`mechopt.objectives`,
 :mod:`mechopt.solvers.backends`, :mod:`mechopt.solvers.free` (rays),
 :mod:`mechopt.solvers._outcome` and the column-generation loop. Never the dispatcher.
 """

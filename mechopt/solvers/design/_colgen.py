@@ -24,12 +24,13 @@ same number as :func:`mechopt.estimation_risk`.
 ``N = J(w)^-2`` and ``y`` (the multipliers of ``V w = 1``); pricing finds rays with
 ``c_r > y·v_r``, which enter the working set, until the exact pricing proves
 ``delta`` small. The bound is valid whatever the master's accuracy: only its tightness
-depends on it.
+depends on it. The rounds are those of :func:`mechopt.solvers._colgen_loop.run` (master
+:class:`_DesignMaster`, pricer :class:`_DesignPricer`).
 
 Pricing oracles:
 
-* :class:`._design_pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
-* :class:`._design_pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
+* :class:`._pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
+* :class:`._pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
   never listed. A fast heuristic (best-improvement local search over one-element flips
   and swaps) drives the iterations; the exact oracle is a two-level branch-and-bound:
   branch on the first half of the bits (all ``2^⌈k/2⌉`` assignments) and on the
@@ -51,11 +52,14 @@ from typing import Callable
 import numpy as np
 import scipy.linalg as sla
 
+from .._colgen_loop import FAILED, Found, Round, run
+from ._dual import dual_value, pricing_matrix, reduced_values
+from ._pricing import ExplicitPricer
+
 #: target relative gap of the column generation (the design is "optimal" at <= 1e-6)
 CG_REL_GAP = 1e-8
-#: a proven relative gap at or below this makes a design "optimal" (issue 10)
+#: a proven relative gap at or below this makes a design "optimal"
 PROVEN_REL_GAP = 1e-6
-_U = np.finfo(float).eps
 
 
 def tangent_basis(k: int) -> np.ndarray:
@@ -201,40 +205,6 @@ def _to_boundary(x: np.ndarray, dx: np.ndarray) -> float:
     return min(1.0, float((-x[neg] / dx[neg]).min())) if neg.any() else 1.0
 
 
-# -- the bound -------------------------------------------------------------------------------
-
-
-def dual_value(Jinv: np.ndarray, y: np.ndarray) -> float:
-    """``2 tr(N^(1/2)) - 1·y`` for ``N = Jinv²`` (``Jinv`` symmetric; its |eigenvalues|)."""
-    ev = np.linalg.eigvalsh((Jinv + Jinv.T) / 2)
-    return float(2.0 * np.abs(ev).sum() - y.sum())
-
-
-def pricing_matrix(Jinv: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """``H = U N U^T`` with ``N = Jinv²``: then ``c(v) = v^T H v / (p0·v)``."""
-    H = U @ (Jinv @ Jinv) @ U.T
-    return (H + H.T) / 2
-
-
-def reduced_values(V: np.ndarray, H: np.ndarray, y: np.ndarray, p0: np.ndarray) -> np.ndarray:
-    """``k (c(v) - y·v) / (1·v)`` for every column: positive means the ray prices in."""
-    k = V.shape[0]
-    HV = H @ V
-    c = np.einsum("ir,ir->r", V, HV) / (p0 @ V)
-    return k * (c - y @ V) / V.sum(axis=0)
-
-
-def rounding_margin(scale: float, k: int) -> float:
-    """A bound on the floating-point error of an evaluated ``c(v) - y·v``.
-
-    ``scale`` bounds ``|v|^T |H| |v| / (p0·v) + |y|·v`` over the rays evaluated. Each
-    term is a sum of at most ``k^2`` products, off by at most ``(k^2 + 8) u`` relative
-    (Higham, *Accuracy and Stability of Numerical Algorithms*, eq. (3.5)); a factor 4
-    covers the division, the matrix products' blocking and the final subtraction.
-    """
-    return 4.0 * (k * k + 8) * _U * scale
-
-
 # -- the column generation loop (pricers: mechopt/solvers/design/_pricing.py) -------------------
 
 
@@ -271,96 +241,133 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
     """
     t0 = time.perf_counter()
     p0 = np.asarray(p0, dtype=float)
-    k = len(p0)
-    U = tangent_basis(k)
-    rng = np.random.default_rng(seed)
-    from ._pricing import ExplicitPricer
-
-    explicit = isinstance(pricer, ExplicitPricer)
-    if explicit:
-        idx = pricer.initial(p0, rng)
-        cols = pricer.columns(idx)
-        keys = idx
-    else:
-        X = pricer.initial(p0, rng)
-        cols = pricer.rays(X)
-    w = None
-    lower = -math.inf
-    best = None  # (value, V, w)
     stats: dict = {"rounds": 0, "exact_pricing": 0, "exact_seconds": 0.0, "master_seconds": 0.0}
-    message = ""
-    while True:
-        stats["rounds"] += 1
-        t = time.perf_counter()
-        try:
-            m = restricted_design(cols, p0, w0=w, U=U)
-        except (np.linalg.LinAlgError, ValueError) as err:
-            return CGDesign("error", None, None, None, lower, f"restricted design failed: {err}", stats)
-        stats["master_seconds"] += time.perf_counter() - t
-        w = m.w
-        if best is None or m.value < best[0]:
-            best = (m.value, cols.copy(), w.copy())
-        H = pricing_matrix(m.Jinv, U)
-        D0 = dual_value(m.Jinv, m.y)
-        elapsed = time.perf_counter() - t0
-        out_of_time = elapsed > time_limit
-        supp = w > 1e-9 * w.max()
-        if explicit:
-            have = set(keys.tolist())
-            top, delta, new_idx = pricer.price(H, m.y, p0, have=have, limit=add_per_round)
-            stats["exact_pricing"] += 1
-            lower = max(lower, D0 - delta)
-            new_cols = pricer.columns(new_idx) if len(new_idx) else None
-        else:
-            red = pricer.values(X, H, m.y, p0)
-            starts = np.vstack([X[supp | (red > -1e-3 * m.value)], (rng.random((100, k)) < 0.27).astype(float)])
-            starts = starts[(starts.sum(axis=1) > 0) & (starts.sum(axis=1) < k)]
-            hx, hv = pricer.heuristic(starts, H, m.y, p0)
-            known = {row.tobytes() for row in X}
-            order = np.argsort(-hv)
-            thr = 0.1 * rel_gap * m.value
-            fresh = [hx[i] for i in order if hv[i] > thr and hx[i].tobytes() not in known][:add_per_round]
-            # the heuristic's best value is no bound, but when it says the gap is already below
-            # half the target, the exact pricing is worth its cost (it proves or refutes that)
-            close = len(hv) and (m.value - D0 + max(float(hv.max()), 0.0)) <= 0.5 * rel_gap * m.value
-            if not fresh or close or out_of_time:
-                te = time.perf_counter()
-                ub, arg, cand, est = pricer.exact(H, m.y, p0, threshold=thr, top=add_per_round,
-                                                  time_limit=max(5.0, time_limit - elapsed))
-                stats["exact_pricing"] += 1
-                stats["exact_seconds"] += time.perf_counter() - te
-                stats["exact_last"] = est
-                lower = max(lower, D0 - max(ub, 0.0))
-                fresh = [x for _, x in cand if x.tobytes() not in known]
-            new_cols = np.array(fresh) if fresh else None
-        gap = (best[0] - lower) / best[0] if math.isfinite(lower) else math.inf
-        if progress is not None:
-            progress(stats["rounds"], best[0], lower, int(supp.sum()))
-        if gap <= rel_gap or new_cols is None or out_of_time:
-            if out_of_time and gap > rel_gap:
-                message = f"time limit ({time_limit:.0f} s) reached with a proven relative gap of {gap:.3g}"
-            elif gap > rel_gap:
-                message = f"no ray prices in, but the pricing bound leaves a proven relative gap of {gap:.3g}"
-            break
-        # prune: keep the weighted columns and those closest to pricing in
-        n_new = len(new_cols) if explicit else len(new_cols)
-        if cols.shape[1] + n_new > max_columns:
-            score = np.where(supp, np.inf, reduced_values(cols, H, m.y, p0))
-            keep = np.sort(np.argsort(-score)[:max(max_columns - n_new, int(supp.sum()))])
-            cols, w = cols[:, keep], w[keep]
-            if explicit:
-                keys = keys[keep]
-            else:
-                X = X[keep]
-        if explicit:
-            keys = np.concatenate([keys, new_idx])
-            cols = np.hstack([cols, new_cols])
-        else:
-            X = np.vstack([X, new_cols])
-            cols = np.hstack([cols, pricer.rays(new_cols)])
-        w = np.concatenate([w, np.full(n_new, 1e-3 * float(w.max()))])
-    value, V, wv = best
+    rng = np.random.default_rng(seed)
+    master = _DesignMaster(pricer, p0, rng, max_columns, stats)
+    oracle = _DesignPricer(pricer, master, rel_gap, time_limit, t0, add_per_round, rng)
+
+    def closed(value: float, lower: float) -> bool:
+        return math.isfinite(lower) and (value - lower) / value <= rel_gap
+
+    res = run(master, oracle, sense="min", closed=closed,
+              progress=None if progress is None else lambda it, *rest: progress(it + 1, *rest))
+    stats["rounds"] = res.rounds
+    lower = res.bound
+    if res.reason == FAILED:
+        return CGDesign("error", None, None, None, lower, res.state.message, stats)
+    value, V, wv = master.best
     gap = (value - lower) / value if math.isfinite(lower) else math.inf
+    message = ""
+    if oracle.out_of_time and gap > rel_gap:
+        message = f"time limit ({time_limit:.0f} s) reached with a proven relative gap of {gap:.3g}"
+    elif gap > rel_gap:
+        message = f"no ray prices in, but the pricing bound leaves a proven relative gap of {gap:.3g}"
     status = "optimal" if gap <= PROVEN_REL_GAP else "feasible"
     stats.update({"seconds": time.perf_counter() - t0, "working_set": int(V.shape[1]), "proven_rel_gap": gap})
     return CGDesign(status, V, wv, value, lower, message, stats)
+
+
+class _DesignMaster:
+    """The restricted design (:func:`restricted_design`) over a working set, warm-started.
+
+    Keeps the best design seen (``best``: value, rays, weights), the round's pricing
+    matrix ``H``, dual value ``D0`` and support; columns are indices into the listed rays
+    (:class:`ExplicitPricer`) or 0/1 indicator rows ``X`` (staircases). Adding beyond
+    ``max_columns`` first drops the unweighted columns farthest from pricing in.
+    """
+
+    def __init__(self, pricer, p0: np.ndarray, rng: np.random.Generator, max_columns: int, stats: dict):
+        self.pricer, self.p0, self.max_columns, self.stats = pricer, p0, max_columns, stats
+        self.U = tangent_basis(len(p0))
+        self.explicit = isinstance(pricer, ExplicitPricer)
+        if self.explicit:
+            self.keys = pricer.initial(p0, rng)
+            self.cols = pricer.columns(self.keys)
+        else:
+            self.X = pricer.initial(p0, rng)
+            self.cols = pricer.rays(self.X)
+        self.w = None
+        self.best = None  # (value, V, w)
+
+    def solve(self) -> Round:
+        t = time.perf_counter()
+        try:
+            self.m = m = restricted_design(self.cols, self.p0, w0=self.w, U=self.U)
+        except (np.linalg.LinAlgError, ValueError) as err:
+            return Round("error", message=f"restricted design failed: {err}")
+        self.stats["master_seconds"] += time.perf_counter() - t
+        self.w = m.w
+        if self.best is None or m.value < self.best[0]:
+            self.best = (m.value, self.cols.copy(), self.w.copy())
+        self.H = pricing_matrix(m.Jinv, self.U)
+        self.D0 = dual_value(m.Jinv, m.y)
+        self.supp = self.w > 1e-9 * self.w.max()
+        return Round("optimal", self.best[0], m.y, int(self.supp.sum()))
+
+    def add(self, new) -> int:
+        new_cols = self.pricer.columns(new) if self.explicit else new
+        # the explicit block is (k, n): its len is k, the count the weights and the cap use
+        n_new = len(new_cols)
+        cols, w = self.cols, self.w
+        if cols.shape[1] + n_new > self.max_columns:
+            score = np.where(self.supp, np.inf, reduced_values(cols, self.H, self.m.y, self.p0))
+            keep = np.sort(np.argsort(-score)[:max(self.max_columns - n_new, int(self.supp.sum()))])
+            cols, w = cols[:, keep], w[keep]
+            if self.explicit:
+                self.keys = self.keys[keep]
+            else:
+                self.X = self.X[keep]
+        if self.explicit:
+            self.keys = np.concatenate([self.keys, new])
+            cols = np.hstack([cols, new_cols])
+        else:
+            self.X = np.vstack([self.X, new_cols])
+            cols = np.hstack([cols, self.pricer.rays(new_cols)])
+        self.cols = cols
+        self.w = np.concatenate([w, np.full(n_new, 1e-3 * float(w.max()))])
+        return len(new)
+
+
+class _DesignPricer:
+    """The pricing round: an exact scan of listed rays, or for staircases a local search
+    whose columns enter while it finds some, then the exact branch and bound (which
+    proves the bound) when it finds none, when the gap looks closed, or when time is up."""
+
+    def __init__(self, pricer, master: _DesignMaster, rel_gap: float, time_limit: float, t0: float,
+                 add_per_round: int, rng: np.random.Generator):
+        self.pricer, self.master, self.rel_gap, self.time_limit, self.t0 = pricer, master, rel_gap, time_limit, t0
+        self.add_per_round, self.rng = add_per_round, rng
+        self.out_of_time = False
+
+    def price(self, state: Round) -> Found:
+        mm, pricer, stats = self.master, self.pricer, self.master.stats
+        m, H, D0, p0 = mm.m, mm.H, mm.D0, mm.p0
+        elapsed = time.perf_counter() - self.t0
+        self.out_of_time = out_of_time = elapsed > self.time_limit
+        if mm.explicit:
+            _, delta, new_idx = pricer.price(H, m.y, p0, have=set(mm.keys.tolist()), limit=self.add_per_round)
+            stats["exact_pricing"] += 1
+            return Found(new_idx, len(new_idx), D0 - delta, last=out_of_time)
+        k, X, rel_gap = len(p0), mm.X, self.rel_gap
+        lower = None
+        red = pricer.values(X, H, m.y, p0)
+        starts = np.vstack([X[mm.supp | (red > -1e-3 * m.value)], (self.rng.random((100, k)) < 0.27).astype(float)])
+        starts = starts[(starts.sum(axis=1) > 0) & (starts.sum(axis=1) < k)]
+        hx, hv = pricer.heuristic(starts, H, m.y, p0)
+        known = {row.tobytes() for row in X}
+        order = np.argsort(-hv)
+        thr = 0.1 * rel_gap * m.value
+        fresh = [hx[i] for i in order if hv[i] > thr and hx[i].tobytes() not in known][:self.add_per_round]
+        # the heuristic's best value is no bound, but when it says the gap is already below
+        # half the target, the exact pricing is worth its cost (it proves or refutes that)
+        close = len(hv) and (m.value - D0 + max(float(hv.max()), 0.0)) <= 0.5 * rel_gap * m.value
+        if not fresh or close or out_of_time:
+            te = time.perf_counter()
+            ub, arg, cand, est = pricer.exact(H, m.y, p0, threshold=thr, top=self.add_per_round,
+                                              time_limit=max(5.0, self.time_limit - elapsed))
+            stats["exact_pricing"] += 1
+            stats["exact_seconds"] += time.perf_counter() - te
+            stats["exact_last"] = est
+            lower = D0 - max(ub, 0.0)
+            fresh = [x for _, x in cand if x.tobytes() not in known]
+        return Found(np.array(fresh) if fresh else None, len(fresh), lower, last=out_of_time)

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..._objectives import estimation_risk, information_svd, risk_from_svd
+from ...objectives import estimation_risk, information_svd, risk_from_svd
 from ..backends._adapters import choose
 
 

@@ -1,7 +1,7 @@
-"""Pricing oracles of the estimation design's column generation (issue 10, docs/design.md).
+"""Pricing oracles of the estimation design's column generation (docs/design.md).
 
 A pricer returns the rays of largest reduced value ``v' H v / (p0 . v)`` for the
-master's ``H`` (:func:`._design_cg.pricing_matrix`) and a proven upper bound on it:
+master's ``H`` (:func:`._dual.pricing_matrix`) and a proven upper bound on it:
 :class:`ExplicitPricer` over listed rays, :class:`StaircasePricer` over the
 ``2^k - 2`` LDP staircases without listing them (exact, branch and bound on the subset).
 """
@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ._colgen import _U, reduced_values, rounding_margin  # noqa: F401
+from ._dual import reduced_values, rounding_margin
 
 
 class ExplicitPricer:

@@ -1,4 +1,4 @@
-"""Column generation with exact pricing over privacy cones (issue 10, SPEC §3).
+"""Column generation with exact pricing over privacy cones (SPEC §3).
 
 The ray LP ``max sum_r w_r mu(v_r)  s.t.  sum_r w_r v_r = 1, w >= 0`` is solved over a
 growing set of rays: a restricted master (HiGHS, warm-started between rounds) gives
@@ -10,7 +10,9 @@ with a positive reduced value. Every round yields a proven bound,
 (``delta_piece`` is the pricer's proven upper bound, ``mass = sum(s)`` of its
 normalisation; see :mod:`mechopt.solvers.free._pricing`), and the loop stops with ``proven=True`` as soon as
 the best bound is within ``rel_gap`` of the master's value (relative to the objective in
-its natural units). A time limit stops it with the gap proven so far.
+its natural units). A time limit stops it with the gap proven so far. The rounds are
+those of :func:`mechopt.solvers._colgen_loop.run` (master :class:`_Restricted`, pricer
+:class:`_ConePricer`).
 
 :func:`decompose` turns a problem's notions into priced pieces. Covered: LDP and WC-LIP
 (with any other E-LDP-type notions whose cone contains it), block LDP (one piece per
@@ -23,8 +25,6 @@ else returns ``None`` (the caller enumerates rays).
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -33,7 +33,10 @@ import numpy as np
 from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from ..._objectives import column_utility, offset_sign
 from ..._problem import Objective
-from ._pricing import DEADLINE, LipSlice, Staircases, price
+from ..backends._adapters import new_highs
+from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Found, Round, run
+from ._pricing import price, priced
+from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 
 
@@ -92,7 +95,7 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> cs = decompose([BlockLDP(1.0, blocks=((0, 1), (2,)))], Objective("mutual_information", np.full(3, 1 / 3)), 3)
     >>> cs.name, len(cs.pieces), cs.fixed.shape
     ('block', 1, (3, 1))
@@ -102,7 +105,7 @@ def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
 
 def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
     """See :func:`decompose`."""
-    if obj.kind not in ("mmse", "histogram_mse", "mutual_information", "bayes_risk"):
+    if not priced(obj):
         return None
     none = np.zeros((k, 0)), np.zeros(0, bool)
     everyone = np.arange(k)
@@ -150,31 +153,10 @@ MASTER_KEEP_PER_INPUT = 10
 # -- the restricted master ---------------------------------------------------------------------
 
 
-def _new_highs():
-    """A silent ``highspy.Highs`` (its first construction prints a banner on stdout)."""
-    import highspy
-
-    sys.stdout.flush()
-    try:
-        fd = os.dup(1)
-    except OSError:
-        return highspy.Highs()
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        h = highspy.Highs()
-    finally:
-        os.dup2(fd, 1)
-        os.close(fd)
-        os.close(null)
-    h.setOptionValue("output_flag", False)
-    return h
-
-
 class Master:
     """``min -mu·w  s.t.  V w = 1, w >= 0``, warm-started as columns are added.
 
-    Uses ``highspy`` directly (kept basis between rounds, primal simplex: adding columns
+    Uses a persistent HiGHS model (:func:`~mechopt.solvers.backends._adapters.new_highs`: kept basis between rounds, primal simplex: adding columns
     keeps the basis primal feasible); falls back to :func:`scipy.optimize.linprog`
     (solved from scratch) if it cannot be imported.
 
@@ -196,21 +178,18 @@ class Master:
         self.scale = float(scale)
         self.keys: set[bytes] = set()
         try:
-            self.h = _new_highs()
+            # primal simplex: adding columns keeps the basis primal feasible
+            self.h, _ = new_highs(primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10,
+                                  simplex_strategy=4)
         except ImportError:  # pragma: no cover - highspy ships with cvxpy
             self.h = None
         if self.h is not None:
-            import highspy
-
-            self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-            self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
-            self.h.setOptionValue("simplex_strategy", 4)  # primal simplex
             # rows 0..k-1: t + sum r w = 1; row k: t - sum alpha w = 0; column 0: t
             self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(k, dtype=np.int32), np.zeros(0, dtype=np.int32),
                            np.zeros(0))
             self.h.addRows(1, np.zeros(1), np.zeros(1), 0, np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32),
                            np.zeros(0))
-            self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, highspy.kHighsInf), k + 1,
+            self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), k + 1,
                            np.zeros(1, dtype=np.int32), np.arange(k + 1, dtype=np.int32), np.ones(k + 1))
 
     @staticmethod
@@ -239,15 +218,13 @@ class Master:
         self.V = np.hstack([self.V, V])
         self.mu = np.concatenate([self.mu, mu])
         if self.h is not None:
-            import highspy
-
             n = V.shape[1]
             alpha, R = self._split(V)
             A = np.vstack([R, -alpha[None, :]])  # (k + 1, n)
             nz = A != 0
             starts = np.concatenate([[0], np.cumsum(nz.sum(axis=0))[:-1]]).astype(np.int32)
             rows, cols = np.nonzero(nz.T)
-            self.h.addCols(n, -self.scale * np.asarray(mu, dtype=float), np.zeros(n), np.full(n, highspy.kHighsInf),
+            self.h.addCols(n, -self.scale * np.asarray(mu, dtype=float), np.zeros(n), np.full(n, np.inf),
                            int(nz.sum()), starts, cols.astype(np.int32), A.T[nz.T])
         return fresh
 
@@ -395,7 +372,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     time_limit : float, optional
         Seconds; the result then carries the gap proven so far (``proven=False``).
     quick_nodes : int
-        Soft node budget of a round's pricing (see ``_pricing._budget_spent``); an
+        Soft node budget of a round's pricing (see ``_pricing_base._budget_spent``); an
         exhaustive call follows only when no improving ray was found.
     smoothing : float
         Wentges dual smoothing weight on the duals of the best bound (0 = none).
@@ -411,7 +388,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> k = 6
     >>> obj = Objective("mutual_information", np.full(k, 1 / k))
     >>> r = column_generation(obj, decompose([LDP(1.0)], obj, k))
@@ -427,10 +404,104 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
         DEADLINE.reset(token)
 
 
+class _Restricted:
+    """:class:`Master` as the loop's master: timed solves, pruning, the invertible flags."""
+
+    def __init__(self, master: Master, obj: Objective, inv: list, keep: int, protect: int, stats: dict):
+        self.m, self.obj, self.inv, self.keep, self.protect, self.stats = master, obj, inv, keep, protect, stats
+        self.w = np.zeros(0)
+
+    def solve(self) -> Round:
+        tm = time.perf_counter()
+        status, value, w, d = self.m.solve()
+        self.stats["master_s"] += time.perf_counter() - tm
+        if status != "optimal":
+            return Round(status)
+        if self.m.V.shape[1] > 2 * self.keep:
+            kept = self.m.prune(w, d, self.keep, self.protect)
+            if kept is not None:
+                w = w[kept]
+                self.inv = [f for f, c in zip(self.inv, kept) if c]
+                self.stats["pruned"] = self.stats.get("pruned", 0) + int((~kept).sum())
+        self.w = w
+        return Round("optimal", value, d, int(self.m.V.shape[1]))
+
+    def add(self, V: np.ndarray) -> int:
+        added = len(self.m.add(V, column_utility(self.obj, V)))
+        self.inv.extend([False] * added)
+        return added
+
+
+class _ConePricer:
+    """Every piece of the cone priced at the master's duals, with Wentges smoothing.
+
+    Prices first at a point between the master's duals and the duals of the best bound
+    so far (any duals give a valid bound), then, if nothing found there improves the
+    master, at the master's duals; with a node budget first (``quick_nodes``), and
+    exhaustively only when no improving ray was found and the gap is still open.
+    """
+
+    def __init__(self, obj: Objective, cs: ConeSet, tol, *, top: int, quick_nodes: int, smoothing: float,
+                 bound: float, d_best, stats: dict):
+        k = len(obj.prior)
+        self.obj, self.cs, self.tol, self.k, self.stats = obj, cs, tol, k, stats
+        self.top, self.quick_nodes, self.smoothing = top, quick_nodes, smoothing
+        self.best_bound, self.d_best = bound, d_best
+        self.fixed_V = cs.fixed
+        self.fixed_mu = column_utility(obj, cs.fixed) if cs.fixed.shape[1] else np.zeros(0)
+        self.fixed_mass = (cs.fixed.sum(axis=0) / np.maximum((cs.fixed**2).sum(axis=0), 1e-300)
+                           if cs.fixed.shape[1] else None)
+
+    def price_all(self, dd: np.ndarray, budget: int | None, floor: float, previous=None):
+        """Price every piece at duals ``dd``; returns the results and the bound they prove."""
+        out = []
+        for i, piece in enumerate(self.cs.pieces):
+            if previous is not None and previous[i].exact:
+                out.append(previous[i])
+                continue
+            out.append(price(piece, self.obj, dd, floor=floor, max_nodes=budget, top=self.top))
+        self.stats["pricing_nodes"] += sum(r.nodes for r in out)
+        b = float(dd.sum()) + sum(max(r.upper, 0.0) * r.mass for r in out)
+        if self.fixed_V.shape[1]:
+            b += float(np.maximum(self.fixed_mu - dd @ self.fixed_V, 0.0) @ self.fixed_mass)
+        return out, b
+
+    def improving(self, results, dd: np.ndarray, floor: float) -> np.ndarray:
+        """The columns found whose reduced value at the master's duals ``dd`` exceeds ``floor``."""
+        V = np.hstack([r.columns for r in results]) if results else np.zeros((self.k, 0))
+        if V.shape[1] == 0:
+            return V
+        red = column_utility(self.obj, V) - dd @ V  # columns are normalised: s·v = 1
+        return V[:, red > floor]
+
+    def price(self, state: Round) -> Found:
+        value, d = state.value, state.duals
+        tol = self.tol(value)
+        floor = 0.25 * tol / max(1.0, len(self.cs.pieces))
+        tp = time.perf_counter()
+        tries = [d] if self.d_best is None or self.smoothing <= 0 else [
+            self.smoothing * self.d_best + (1 - self.smoothing) * d, d]
+        new = np.zeros((self.k, 0))
+        for dd in tries:
+            results, bound = self.price_all(dd, self.quick_nodes, floor)
+            if bound < self.best_bound:
+                self.best_bound, self.d_best = bound, dd
+            new = self.improving(results, d, floor)
+            if new.shape[1]:
+                break
+        if new.shape[1] == 0 and not all(r.exact for r in results) and self.best_bound - value > tol:
+            self.stats["exhaustive_pricings"] += 1
+            results, bound = self.price_all(d, None, floor, previous=results if dd is d else None)
+            if bound < self.best_bound:
+                self.best_bound, self.d_best = bound, d
+            new = self.improving(results, d, floor)
+        self.stats["pricing_s"] += time.perf_counter() - tp
+        return Found(new, new.shape[1], self.best_bound)
+
+
 def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing, scale_floor,
                        progress) -> ColgenResult:
     k = len(obj.prior)
-    keep = max(MASTER_KEEP_PER_INPUT * k, 1000)
     offset, sign = offset_sign(obj)
     V0, inv0 = _initial_columns(cs, k)
     mu0 = column_utility(obj, V0)
@@ -441,40 +512,14 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
     master = Master(k, scale=min(1e8, max(1.0, 1e-7 / (rel_gap * size))))
     inv = list(inv0[master.add(V0, mu0)])
     protect = len(inv)
-    fixed_V = cs.fixed
-    fixed_mu = column_utility(obj, fixed_V) if fixed_V.shape[1] else np.zeros(0)
-    fixed_mass = fixed_V.sum(axis=0) / np.maximum((fixed_V**2).sum(axis=0), 1e-300) if fixed_V.shape[1] else None
-    best_bound = math.inf
-    history = []
-    status, value, w, d = "optimal", math.nan, np.zeros(0), np.zeros(k)
     stats: dict = {"rounds": 0, "exhaustive_pricings": 0, "pricing_nodes": 0, "pricing_s": 0.0, "master_s": 0.0}
-    proven = False
-    message = ""
-    def price_all(dd: np.ndarray, budget: int | None, floor: float, previous=None):
-        """Price every piece at duals ``dd``; returns the results and the bound they prove."""
-        out = []
-        for i, piece in enumerate(cs.pieces):
-            if previous is not None and previous[i].exact:
-                out.append(previous[i])
-                continue
-            out.append(price(piece, obj, dd, floor=floor, max_nodes=budget, top=top))
-        stats["pricing_nodes"] += sum(r.nodes for r in out)
-        b = float(dd.sum()) + sum(max(r.upper, 0.0) * r.mass for r in out)
-        if fixed_V.shape[1]:
-            b += float(np.maximum(fixed_mu - dd @ fixed_V, 0.0) @ fixed_mass)
-        return out, b
 
-    def improving(results, dd: np.ndarray, floor: float) -> np.ndarray:
-        """The columns found whose reduced value at the master's duals ``dd`` exceeds ``floor``."""
-        V = np.hstack([r.columns for r in results]) if results else np.zeros((k, 0))
-        if V.shape[1] == 0:
-            return V
-        red = column_utility(obj, V) - dd @ V  # columns are normalised: s·v = 1
-        return V[:, red > floor]
+    def tol(value: float) -> float:
+        return rel_gap * max(abs(offset + sign * value), abs(value) * 1e-6, scale_floor, 1e-300)
 
-    d_best = None
+    best_bound, d_best = math.inf, None
     # analytic dual points whose pricing is known to be <= 0: their sum is a bound
-    if len(cs.pieces) == 1 and isinstance(cs.pieces[0], LipSlice) and not fixed_V.shape[1]:
+    if len(cs.pieces) == 1 and isinstance(cs.pieces[0], LipSlice) and not cs.fixed.shape[1]:
         dc = lip_chord_duals(cs.pieces[0], obj)
         if dc is not None:
             best_bound, d_best = float(dc.sum()), dc
@@ -482,76 +527,34 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
             _near_chord(master, obj, cs.pieces[0], best_bound, rel_gap * max(abs(offset + sign * best_bound),
                                                                           scale_floor, 1e-300), t0, time_limit, stats)
             inv.extend([False] * (master.V.shape[1] - len(inv)))
-    for rnd in range(max_rounds):
-        tm = time.perf_counter()
-        status, value, w, d = master.solve()
-        stats["master_s"] += time.perf_counter() - tm
-        if status != "optimal":
-            return ColgenResult("error", None, None, None, None, None, f"master LP: {status}", stats)
-        if master.V.shape[1] > 2 * keep:
-            kept = master.prune(w, d, keep, protect)
-            if kept is not None:
-                w = w[kept]
-                inv = [f for f, c in zip(inv, kept) if c]
-                stats["pruned"] = stats.get("pruned", 0) + int((~kept).sum())
-        scale = max(abs(offset + sign * value), abs(value) * 1e-6, scale_floor, 1e-300)
-        tol = rel_gap * scale
-        floor = 0.25 * tol / max(1.0, len(cs.pieces))
-        if best_bound - value <= tol:  # an analytic bound closed by the master: no pricing needed
-            history.append((value, best_bound))
-            stats["rounds"] = rnd + 1
-            proven = True
-            break
-        tp = time.perf_counter()
-        # Wentges smoothing: price at a point between the master's duals and the duals of
-        # the best bound so far (any duals give a valid bound); if nothing found there
-        # improves the master, price at the master's duals themselves
-        tries = [d] if d_best is None or smoothing <= 0 else [smoothing * d_best + (1 - smoothing) * d, d]
-        new = np.zeros((k, 0))
-        for dd in tries:
-            results, bound = price_all(dd, quick_nodes, floor)
-            if bound < best_bound:
-                best_bound, d_best = bound, dd
-            new = improving(results, d, floor)
-            if new.shape[1]:
-                break
-        if new.shape[1] == 0 and not all(r.exact for r in results) and best_bound - value > tol:
-            stats["exhaustive_pricings"] += 1
-            results, bound = price_all(d, None, floor, previous=results if dd is d else None)
-            if bound < best_bound:
-                best_bound, d_best = bound, d
-            new = improving(results, d, floor)
-        stats["pricing_s"] += time.perf_counter() - tp
-        history.append((value, best_bound))
-        stats["rounds"] = rnd + 1
-        if progress is not None:
-            progress(rnd, value, best_bound, master.V.shape[1])
-        if best_bound - value <= tol:
-            proven = True
-            break
-        if new.shape[1] == 0:
-            # nothing above the floor, every search complete: the bound is what the LP's
-            # duality gap and the floor leave (both tiny); report it as proven or not
-            proven = best_bound - value <= tol
-            if not proven:
-                message = (f"time limit ({time_limit:g} s) reached" if time_limit is not None
-                           and time.perf_counter() - t0 > time_limit else
-                           "no improving ray above the pricing floor, yet the bound is not within the gap")
-            break
-        added = len(master.add(new, column_utility(obj, new)))
-        if added == 0:
-            # every ray found is already in the master: its duals cannot move further
-            proven = best_bound - value <= tol
-            message = "the master cannot improve on the rays found (numerical limit)"
-            break
-        inv.extend([False] * added)
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            message = f"time limit ({time_limit:g} s) reached"
-            # the bound proven so far stands; re-solve so w matches the columns
-            status, value, w, d = master.solve()
-            break
-    else:
+    restricted = _Restricted(master, obj, inv, max(MASTER_KEEP_PER_INPUT * k, 1000), protect, stats)
+    pricer = _ConePricer(obj, cs, tol, top=top, quick_nodes=quick_nodes, smoothing=smoothing, bound=best_bound,
+                         d_best=d_best, stats=stats)
+    res = run(restricted, pricer, bound=best_bound, closed=lambda value, bound: bound - value <= tol(value),
+              check_first=True, deadline=None if time_limit is None else t0 + time_limit, max_iter=max_rounds,
+              progress=progress)
+    stats["rounds"] = res.rounds - 1 if res.reason == FAILED else res.rounds
+    if res.reason == FAILED:
+        return ColgenResult("error", None, None, None, None, None, f"master LP: {res.state.status}", stats)
+    best_bound, value, w = res.bound, res.state.value, restricted.w
+    proven = best_bound - value <= tol(value)
+    message = ""
+    if res.reason == NO_COLUMN and not proven:
+        # nothing above the floor, every search complete: the bound is what the LP's
+        # duality gap and the floor leave (both tiny)
+        message = (f"time limit ({time_limit:g} s) reached" if time_limit is not None
+                   and time.perf_counter() - t0 > time_limit else
+                   "no improving ray above the pricing floor, yet the bound is not within the gap")
+    elif res.reason == STALLED:  # every ray found is already in the master: its duals cannot move further
+        message = "the master cannot improve on the rays found (numerical limit)"
+    elif res.reason == TIME_LIMIT:
+        message = f"time limit ({time_limit:g} s) reached"
+        # the bound proven so far stands; re-solve so w matches the columns
+        _, value, w, _ = master.solve()
+        proven = False
+    elif res.reason == MAX_ITER:
         message = f"stopped after {max_rounds} rounds"
+        proven = False
     stats.update(proven=proven, columns=int(master.V.shape[1]), seconds=time.perf_counter() - t0,
                  gap=best_bound - value, pieces=len(cs.pieces), cone=cs.name)
-    return ColgenResult("optimal", w, master.V, np.array(inv, bool), value, best_bound, message, stats)
+    return ColgenResult("optimal", w, master.V, np.array(restricted.inv, bool), value, best_bound, message, stats)

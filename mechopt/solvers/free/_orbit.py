@@ -32,15 +32,16 @@ MATRIX_MAX_K = 400
 
 def orbit_epsilon(notions, obj) -> float | None:
     """The ε when the orbit argument applies (ε-LDP / WC-LIP, uniform prior, symmetric objective)."""
+    from ...objectives import BAYES_RISK
     from ..design._orbit import is_uniform
     from ..design._route import ldp_epsilon
 
     eps = ldp_epsilon(list(notions))
     if eps is None or eps <= 0 or len(obj.prior) < 2 or not is_uniform(obj.prior):
         return None
-    if obj.kind in ("histogram_mse", "mutual_information"):
+    if obj.type.separable:
         return eps
-    if obj.kind == "bayes_risk" and obj.loss is not None and obj.loss.shape == (len(obj.prior),) * 2:
+    if obj.type is BAYES_RISK and obj.loss is not None and obj.loss.shape == (len(obj.prior),) * 2:
         L = obj.loss
         off = L[~np.eye(len(L), dtype=bool)]
         if np.all(np.diag(L) == L[0, 0]) and np.all(off == off[0]):
@@ -54,19 +55,21 @@ def orbit_utilities(obj, k: int, E: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
-    >>> from mechopt._objectives import column_utility
+    >>> from mechopt.objectives import Objective
+    >>> from mechopt.objectives import column_utility
     >>> k, E = 5, 2.0
     >>> o = Objective("mutual_information", np.full(k, 1 / k))
     >>> V = np.array([[E if x < d else 1.0 for d in range(k + 1)] for x in range(k)])
     >>> bool(np.allclose(orbit_utilities(o, k, E), column_utility(o, V)))
     True
     """
+    from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
+
     d = np.arange(k + 1, dtype=float)
     total = d * E + (k - d)  # sum of the ray's entries
-    if obj.kind == "histogram_mse":
+    if obj.type is HISTOGRAM_MSE:
         return (d * E * E + (k - d)) / (k * total)
-    if obj.kind == "mutual_information":
+    if obj.type is MUTUAL_INFORMATION:
         m = total / k  # P·v
         return (d * E * math.log(E) - total * np.log(m)) / k
     a, b = float(obj.loss[0, 0]), float(obj.loss[0, 1]) if k > 1 else 0.0

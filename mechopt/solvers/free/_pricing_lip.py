@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from ..._problem import Objective
-from ._pricing import LipSlice, Priced, _Collector, _envelope_search, _finish, _safety, best_first
+from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
+from ._pricing_base import LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
 
@@ -62,7 +62,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("bayes_risk", P, loss=1 - np.eye(3))
     >>> price_lip_bayes(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -70,7 +70,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
     """
     P, k, lo, hi = _lip_setup(cone, obj)
     ell = P[:, None] * obj.loss
-    col = _Collector(top)
+    col = Collector(top)
     best = -math.inf
     for xh in range(k):
         a = -(ell[:, xh] + d)
@@ -78,7 +78,7 @@ def price_lip_bayes(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: flo
         val = float(a @ v)
         best = max(best, val)
         col.offer(val, np.round(v, 13).tobytes(), lambda v=v: v)
-    return _finish(obj, col, d, P, best + _safety(best, *d), 1.0, True, k, k)
+    return rescore(obj, col, d, P, best + safety_margin(best, *d), 1.0, True, k, k)
 
 
 def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
@@ -88,7 +88,7 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("mmse", P, values=np.array([0.0, 1.0, 2.0]))
     >>> price_lip_mmse(LipSlice(P, 1.0), o, np.zeros(3)).exact
@@ -96,7 +96,7 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     """
     P, k, lo, hi = _lip_setup(cone, obj)
     c = obj.values * P
-    col = _Collector(top)
+    col = Collector(top)
 
     def oracle(lam: float):
         a = 2.0 * lam * c - d
@@ -110,9 +110,9 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     lo_l, hi_l = float(f.min()), float(f.max())
     if hi_l <= lo_l:
         hi_l = lo_l + 1.0
-    upper, nodes, exact = _envelope_search(oracle, lo_l, hi_l, floor, max_nodes, lambda: col.best)
+    upper, nodes, exact = envelope_search(oracle, lo_l, hi_l, floor, max_nodes, lambda: col.best)
     upper = max(upper, col.best)
-    return _finish(obj, col, d, P, upper, 1.0, exact, nodes, k)
+    return rescore(obj, col, d, P, upper, 1.0, exact, nodes, k)
 
 
 def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
@@ -134,18 +134,18 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("histogram_mse", P)
     >>> price_lip_separable(LipSlice(P, 1.0), o, np.zeros(3)).exact
     True
     """
-    kind = obj.kind
+    kind = obj.type
     P, k, lo_v, hi_v = _lip_setup(cone, obj)
     lo, hi = float(lo_v[0]), float(hi_v[0])
     delta_v = hi - lo
     rho = (1.0 - lo) / delta_v
-    col = _Collector(top)
+    col = Collector(top)
     zero = P <= 0
     fixed = np.where(d > 0, lo, hi)  # a zero-prior coordinate only adds -d_x v_x
     const0 = float((-d * fixed)[zero].sum())
@@ -221,7 +221,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
             return None
         ends = np.array([lo_r, hi_r])
         L = C + w0 + float(np.maximum(r, 0.0).sum()) + float(np.max(mu * (ends - pi0) + g(j, ends)))
-        L += _safety(L, base_all, float(np.abs(w).sum()))
+        L += safety_margin(L, base_all, float(np.abs(w).sum()))
         c_out = L - np.maximum(r, 0.0)
         c_in = L - np.maximum(-r, 0.0)
         return order, c_out <= thr, c_in <= thr, c_out, c_in
@@ -236,7 +236,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
             ub, x, order, C, pi0, w0 = bound(j, inm, outm)
             if not math.isfinite(ub):
                 return
-            ub += _safety(ub, base_all, float(np.abs(w).sum()))
+            ub += safety_margin(ub, base_all, float(np.abs(w).sum()))
             thr = max(col.best, floor)
             if ub <= thr or x < 0 or rnd == 5:
                 break
@@ -272,13 +272,13 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
 
     open_bound, exact, nodes = best_first(heap, branch, col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return _finish(obj, col, d, P, max(pruned, col.best), 1.0, exact, nodes, k)
+    return rescore(obj, col, d, P, max(pruned, col.best), 1.0, exact, nodes, k)
 
 
 # -- analytic dual points ----------------------------------------------------------------------
 
 
-def _chords(kind: str, P: np.ndarray, lo: float, hi: float):
+def _chords(kind: ObjectiveType, P: np.ndarray, lo: float, hi: float):
     """``(kappa, beta, phi(lo), phi(hi))``: the chord ``kappa_x t + beta_x`` of each ``phi_x`` on ``[lo, hi]``."""
     pl, ph = _phi(kind, P, np.full(len(P), lo)), _phi(kind, P, np.full(len(P), hi))
     kappa = (ph - pl) / (hi - lo)
@@ -298,16 +298,16 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> d = lip_chord_duals(LipSlice(P, 1.0), Objective("histogram_mse", P))
     >>> round(float(d.sum()), 6), round(0.38 * (np.e + 1 / np.e - 1), 6)   # sum P^2 (lo + hi - lo hi)
     (0.792741, 0.792741)
     """
-    if obj.kind not in ("histogram_mse", "mutual_information"):
+    if not obj.type.separable:
         return None
     P, k, lo_v, hi_v = _lip_setup(cone, obj)
-    kappa, beta, pl, ph = _chords(obj.kind, P, float(lo_v[0]), float(hi_v[0]))
+    kappa, beta, pl, ph = _chords(obj.type, P, float(lo_v[0]), float(hi_v[0]))
     # rounding: lift the chord by a relative margin so the inequality survives floats
     beta = beta + 1e-13 * (np.abs(pl) + np.abs(ph))
     return kappa + float(beta.sum()) * P
@@ -319,9 +319,9 @@ def lip_chord_duals(cone: LipSlice, obj: Objective) -> np.ndarray | None:
 NEAR_CHORD_MOVES = 150_000
 
 
-def _phi_slope(kind: str, P: np.ndarray, t: float) -> np.ndarray:
+def _phi_slope(kind: ObjectiveType, P: np.ndarray, t: float) -> np.ndarray:
     """``phi_x'(t)`` for :func:`._pricing_sep._phi`."""
-    if kind == "histogram_mse":
+    if kind is HISTOGRAM_MSE:
         return 2.0 * P * P * t
     return P * (math.log(t) + 1.0)
 
@@ -350,8 +350,8 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
-    >>> from mechopt._objectives import column_utility
+    >>> from mechopt.objectives import Objective
+    >>> from mechopt.objectives import column_utility
     >>> P = np.random.default_rng(0).dirichlet(np.ones(30))
     >>> obj = Objective("histogram_mse", P)
     >>> V = near_chord_vertices(LipSlice(P, 1.0), obj, 1e-9, 20, np.random.default_rng(1))
@@ -361,7 +361,7 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     >>> bool(np.all(d @ V - column_utility(obj, V) <= 1e-9))   # within target of the plane
     True
     """
-    kind = obj.kind
+    kind = obj.type
     P_all, k, lo_v, hi_v = _lip_setup(cone, obj)
     lo, hi = float(lo_v[0]), float(hi_v[0])
     delta_v = hi - lo

@@ -12,9 +12,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..._problem import Objective
-from ._pricing import (Priced, Staircases, _Collector, best_first, _finish, _safety, _staircase_setup,
-                       _zero_prior_staircases)
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
+from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
+                       zero_prior_staircases)
 
 # -- separable objectives: histogram MSE and mutual information ---------------------------
 
@@ -31,22 +31,22 @@ def _split_in_out(push: Callable) -> Callable:
     return branch
 
 
-def _phi(kind: str, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
+def _phi(kind: ObjectiveType, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     """``phi_x(t)``: the objective on the slice is ``sum_x phi_x(v_x)`` (``P·v = 1``)."""
     t = np.asarray(t, dtype=float)
-    if kind == "histogram_mse":
+    if kind is HISTOGRAM_MSE:
         return (P * t) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(t > 0, P * t * np.log(np.where(t > 0, t, 1.0)), 0.0)
 
 
-def _staircase_sep_value(kind: str, P: np.ndarray, U: np.ndarray, d: np.ndarray, E: float, eps: float,
+def _staircase_sep_value(kind: ObjectiveType, P: np.ndarray, U: np.ndarray, d: np.ndarray, E: float, eps: float,
                          pi: np.ndarray, sq: np.ndarray, dl: np.ndarray) -> np.ndarray:
     """Exact reduced value of raised sets with sums ``pi = P(S)``, ``sq = sum P^2``, ``dl = d(S)``."""
     a = E - 1.0
     PU, dU = float(P[U].sum()), float(d[U].sum())
     u = PU + a * pi
-    if kind == "histogram_mse":
+    if kind is HISTOGRAM_MSE:
         HU = float((P[U] ** 2).sum())
         return (HU + (E * E - 1.0) * sq) / (u * u) - (dU + a * dl) / u
     return -np.log(u) + (E * eps * pi - dU - a * dl) / u
@@ -65,7 +65,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     bound is the largest of these closed-form maxima, reached at a vertex (a real set:
     the node is solved) or inside an edge (branch on that edge's item).
     """
-    P, U, G, E, a, s, PU = _staircase_setup(cone, obj)
+    P, U, G, E, a, s, PU = staircase_setup(cone, obj)
     k = len(P)
     eps = float(cone.eps)
     Ee = E * eps
@@ -73,7 +73,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     dU = float(d[U].sum())
     zero = pG <= 0
     base_in = zero & (dG < 0)
-    col = _Collector(top)
+    col = Collector(top)
     order = np.flatnonzero(~zero)[np.argsort(dG[~zero] / pG[~zero], kind="stable")]
 
     def F(pi, dl):
@@ -123,7 +123,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
                 m2 = inm.copy()
                 m2[free[:n_in]] = True
                 offer(m2)
-        ub += _safety(ub, Ee, dU, float(np.abs(dG).sum()))
+        ub += safety_margin(ub, Ee, dU, float(np.abs(dG).sum()))
         if ub <= max(col.best, floor) or je < 0:
             pruned = max(pruned, ub)  # pruned, or solved: the bound is a real set's value
             return
@@ -133,7 +133,7 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return _finish(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
 
 
 #: below this many free items a node is finished by scoring all their subsets
@@ -234,14 +234,14 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     search branches on that item. Nodes with at most :data:`ENUMERATE_FREE` free items
     are finished by scoring every subset.
     """
-    kind = obj.kind
-    P, U, G, E, a, s, PU = _staircase_setup(cone, obj)
+    kind = obj.type
+    P, U, G, E, a, s, PU = staircase_setup(cone, obj)
     k = len(P)
     eps = float(cone.eps)
     pG, dG = P[G], d[G]
     zero = pG <= 0
     base_in = zero & (dG < 0)
-    col = _Collector(top)
+    col = Collector(top)
     HU = float((P[U] ** 2).sum())
     dU = float(d[U].sum())
     b = E * E - 1.0
@@ -280,7 +280,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         fi = np.flatnonzero(~(inm | outm | zero))
         if len(fi) <= ENUMERATE_FREE:
             best_here = enumerate_free(inm, fi)
-            pruned = max(pruned, best_here + _safety(best_here, HU, dU))
+            pruned = max(pruned, best_here + safety_margin(best_here, HU, dU))
             return
         pi_in = float(pG[inm].sum())
         H = HU + b * float((pG[inm] ** 2).sum())
@@ -295,7 +295,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
             m2 = mask.copy()
             m2[fi[order[m]]] = True
             offer(m2)
-        ub += _safety(ub, H / (u_lo * u_lo), D / u_lo, float(np.abs(dG).sum()))
+        ub += safety_margin(ub, H / (u_lo * u_lo), D / u_lo, float(np.abs(dG).sum()))
         if ub <= max(col.best, floor) or u < 0:
             pruned = max(pruned, ub)  # pruned, or solved: the bound is a prefix set's value
             return
@@ -305,7 +305,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return _finish(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
 
 
 def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
@@ -318,7 +318,7 @@ def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *
     Examples
     --------
     >>> import numpy as np
-    >>> from mechopt._problem import Objective
+    >>> from mechopt.objectives import Objective
     >>> P = np.array([0.4, 0.3, 0.2, 0.1])
     >>> o = Objective("mutual_information", P)
     >>> r = price_staircase_separable(Staircases(np.arange(4), np.arange(4), 1.0), o, np.zeros(4))
@@ -326,7 +326,7 @@ def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *
     (True, True)
     """
     if float(obj.prior[np.asarray(cone.support, dtype=int)].sum()) <= 0:
-        return _zero_prior_staircases(cone, obj, d, top)
-    if obj.kind == "mutual_information":
+        return zero_prior_staircases(cone, obj, d, top)
+    if obj.type is MUTUAL_INFORMATION:
         return _staircase_mi_bnb(cone, obj, d, floor, max_nodes, top)
     return _staircase_hist_bnb(cone, obj, d, floor, max_nodes, top)

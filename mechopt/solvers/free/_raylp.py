@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._errors import SolverError
+from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
 from ..._objectives import column_utility
 from ..._problem import Objective
 from ...notions import LIP, same_prior
+from .._colgen_loop import FAILED, NO_COLUMN, Found, Round, run
 from ..backends._adapters import get_backend
 from ._rays import slice_candidates
 
@@ -167,9 +169,47 @@ def channel_from_rays(V: np.ndarray, w: np.ndarray, inv: np.ndarray) -> tuple[np
     return Q, inv[keep]
 
 
+class RayMaster:
+    """The ray LP over a growing set of rays, solved from scratch each round (:func:`solve_ray_lp`).
+
+    ``utility(V)`` gives the columns' values ``mu``; :attr:`sol` is the last solution.
+    """
+
+    def __init__(self, V: np.ndarray, utility, backend: str = "highs"):
+        self.V = V
+        self.utility = utility
+        self.backend = backend
+        self.sol: RaySolution | None = None
+
+    def solve(self) -> Round:
+        self.sol = sol = solve_ray_lp(self.V, self.utility(self.V), backend=self.backend)
+        if sol.status != "optimal" or sol.stats.get("duals") is None:
+            return Round(sol.status if sol.status != "optimal" else "no duals", message=sol.message)
+        return Round("optimal", sol.value, sol.stats["duals"], self.V.shape[1])
+
+    def add(self, V: np.ndarray) -> int:
+        self.V = np.hstack([self.V, V])
+        return V.shape[1]
+
+
+class _ReducedValuePricer:
+    """``price(d, scale) -> (columns, reduced, upper)`` as a :class:`Pricer`: the columns above
+    ``tol * scale`` enter, ``value + max(0, upper)`` is the bound."""
+
+    def __init__(self, price, tol: float):
+        self.fn = price
+        self.tol = tol
+
+    def price(self, state: Round) -> Found:
+        scale = max(1.0, abs(state.value))
+        new, red, upper = self.fn(state.duals, scale)
+        keep = red > self.tol * scale
+        return Found(new[:, keep], int(keep.sum()), state.value + max(0.0, upper))
+
+
 def ray_column_generation(obj: Objective, k: int, price, *, backend: str = "highs", tol: float = 1e-10,
                           max_iter: int = 500, progress=None):
-    """The one column-generation loop over rays: the ray LP as master, ``price`` as oracle.
+    """Column generation over rays (:func:`mechopt.solvers._colgen_loop.run`): the ray LP as master.
 
     ``price(d, scale) -> (columns, reduced, upper)`` gets the master's duals ``d``; it
     returns candidate columns, their reduced values and a proven upper bound ``upper``
@@ -178,24 +218,12 @@ def ray_column_generation(obj: Objective, k: int, price, *, backend: str = "high
     ``tol * max(1, |LP|)``. Returns ``(sol, V, best_bound, rounds, finished)``; ``sol``
     is the last master's solution (its status is not ``optimal`` when the LP failed).
     """
-    V = np.ones((k, 1))  # the constant column: strictly inside every cone
-    best_bound = math.inf
-    sol = None
-    for it in range(max_iter):
-        mu = column_utility(obj, V)
-        sol = solve_ray_lp(V, mu, backend=backend)
-        if sol.status != "optimal":
-            return sol, V, best_bound, it + 1, False
-        scale = max(1.0, abs(sol.value))
-        new, red, upper = price(sol.stats["duals"], scale)
-        best_bound = min(best_bound, sol.value + max(0.0, upper))
-        if progress is not None:
-            progress(it, sol.value, best_bound, V.shape[1])
-        keep = red > tol * scale
-        if not keep.any():
-            return sol, V, best_bound, it + 1, True
-        V = np.hstack([V, new[:, keep]])
-    return sol, V, best_bound, max_iter, False
+    master = RayMaster(np.ones((k, 1)), lambda V: column_utility(obj, V), backend)  # the constant column
+    res = run(master, _ReducedValuePricer(price, tol), max_iter=max_iter, progress=progress)
+    sol = master.sol
+    if res.reason == FAILED and sol.status == "optimal":  # solved, but without duals to price with
+        sol = RaySolution("error", None, None, None, None, "the ray LP gave no duals")
+    return sol, master.V, res.bound, res.rounds, res.reason == NO_COLUMN
 
 
 def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray, *, backend: str = "highs",
@@ -236,9 +264,9 @@ def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray,
 def _slice_terms(obj: Objective, x_vals: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``g_x(t)`` for every input x and value t (array (k, n)) with ``mu(v) = sum_x g_x(v_x)`` on ``P·v = 1``."""
     Pc = P[:, None]
-    if obj.kind == "histogram_mse":
+    if obj.type is HISTOGRAM_MSE:
         return (Pc * x_vals) ** 2
-    if obj.kind == "mutual_information":
+    if obj.type is MUTUAL_INFORMATION:
         return Pc * x_vals * np.log(np.where(x_vals > 0, x_vals, 1.0))
     raise ValueError(obj.kind)
 

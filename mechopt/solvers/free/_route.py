@@ -30,8 +30,6 @@ ENUMERATE_MAX_K = 14
 #: default time limit of the column generation (seconds); ``time_limit`` overrides it
 FREE_TIME_LIMIT = 600.0
 
-KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
-
 COVERED = ("column generation is available (exact pricing) for mmse, histogram_mse, mutual_information and "
            "bayes_risk under one of: LDP / WC-LIP (with any E-LDP notions it implies), block LDP, high-low LDP, ULDP, or "
            "LIP (delta = 0) whose prior is the objective's")
@@ -39,12 +37,14 @@ COVERED = ("column generation is available (exact pricing) for mmse, histogram_m
 
 def plan(problem, method: str):
     """``(kind, payload)``: ``("orbit", eps)``, ``("colgen", ConeSet)``, or ``None`` (enumerate)."""
+    from ...objectives import ESTIMATION_VARIANCE
     from ._colgen import decompose
+    from ._pricing import priced
     from ._rays import ray_count_estimate
 
     obj = problem.objective
-    if obj.kind not in KINDS or method not in ("auto", "colgen", "orbit"):
-        if method in ("colgen", "orbit") and obj.kind not in KINDS + ("estimation_variance",):
+    if not priced(obj) or method not in ("auto", "colgen", "orbit"):
+        if method in ("colgen", "orbit") and not priced(obj) and obj.type is not ESTIMATION_VARIANCE:
             raise InputError("method", f"{method!r} is not available for {obj.kind}")
         return None
     k = problem.k

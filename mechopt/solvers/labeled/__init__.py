@@ -4,7 +4,7 @@ Owns: per-column constraints combined from the notions and reduced (:mod:`._stru
 symmetry (orbit) reduction (:mod:`._symmetry`), the sparse LP and the ULDP role MILP
 (:mod:`._lp`, row blocks in :mod:`._blocks`).
 
-May import: :mod:`mechopt.notions`, the measures layer (:mod:`mechopt._objectives`),
+May import: :mod:`mechopt.notions`, the measures layer (:mod:`mechopt.objectives`),
 :mod:`mechopt.solvers.backends`, :mod:`mechopt.solvers._outcome` and
 :mod:`mechopt.solvers.metric` (the metric routes it hands large metric problems to).
 """

@@ -4,7 +4,7 @@ Owns: the structured interior-point method (:mod:`._ipm`), its route with the re
 and the proven bound (:mod:`._route`), and the decomposition over outputs
 (:mod:`._decompose`, parts in :mod:`._parts`).
 
-May import: :mod:`mechopt.notions`, :mod:`mechopt._objectives`,
+May import: :mod:`mechopt.notions`, :mod:`mechopt.objectives`,
 :mod:`mechopt.solvers.backends`, :mod:`mechopt.solvers._outcome`,
 :mod:`mechopt.solvers.labeled` (its constraint structure) and the column-generation loop.
 """

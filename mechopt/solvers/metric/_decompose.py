@@ -31,6 +31,9 @@ Two masters (measured in docs/geo.md):
   by Wentges' smoothing of the duals (``mu_sep = a mu_best + (1 - a) mu``). More rounds,
   each cheap.
 
+Both run the rounds of :func:`mechopt.solvers._colgen_loop.run` (pricers
+:class:`_OutputPricing` and :class:`_SmoothedPricing`).
+
 Kept pairs are added lazily when there are many (a full Euclidean distance matrix):
 the LP starts from each input's cheapest pairs (a sparse graph that approximates a
 spanner), and pairs that a solution violates are added until none is — exact, since
@@ -47,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...notions import ELDP, MetricLDP
+from .._colgen_loop import FAILED, LAST, PROVEN, Found, LoopResult, Round, run
 from ._parts import (DENSE_PAIRS, RC_TOL, START_DEGREE, MetricLPResult, _closure, _highs, _label_bound,  # noqa: F401
                             _Pairs, _Pricing, _sum_lower, snap_to_cone)
 
@@ -165,6 +169,43 @@ class _MasterBase:
     def converged(self, obj: float, rel_gap: float) -> bool:
         return obj - self.best_bound <= rel_gap * max(abs(obj), 1e-300)
 
+    def run_highs(self) -> str:
+        """Solve the master's HiGHS model within the deadline: ``""`` or HiGHS's status when not optimal.
+
+        Raises :class:`_OutOfTime` when the deadline stopped it.
+        """
+        t = time.perf_counter()
+        if self.deadline is not None:
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(self.deadline - time.perf_counter(), 1e-3))
+        self.h.run()
+        self.t_master += time.perf_counter() - t
+        if self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal:
+            return ""
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise _OutOfTime
+        return self.h.modelStatusToString(self.h.getModelStatus())
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def report(self, progress: Callable | None):
+        """The loop's ``progress(it, value, bound, size)`` with this master's round numbers (from 1)."""
+        return None if progress is None else lambda it, *rest: progress(it + 1, *rest)
+
+    def conclude(self, res: LoopResult) -> MetricLPResult:
+        """The loop's stop as a result: proven, stalled (no output prices in), out of time, or failed."""
+        if res.reason == FAILED:
+            return self._finish("error", None, None, res.state.message)
+        Q, obj = self.last
+        if res.reason == PROVEN:
+            return self._finish("optimal", Q, obj, "")
+        if res.reason == LAST:
+            return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
+        # no column prices out at mu: the master is optimal over every output to the
+        # tolerances; the bound at mu says how close that is
+        return self._finish("feasible", Q, obj, f"stalled at relative gap "
+                            f"{(obj - self.best_bound) / max(abs(obj), 1e-300):.2e}")
+
 
 class _RayMaster(_MasterBase):
     """Dantzig–Wolfe master: columns are points of the cone with an output each; k rows."""
@@ -184,7 +225,7 @@ class _RayMaster(_MasterBase):
         self.cap = max(3000, 4 * k)
         self.max_add = max(50, k // 4)
 
-    def add(self, V: np.ndarray, ys: np.ndarray) -> None:
+    def add_points(self, V: np.ndarray, ys: np.ndarray) -> None:
         if V.shape[1] == 0:
             return
         # lift each point into the cone (pricing is exact only to 1e-10 absolute, a large
@@ -230,62 +271,62 @@ class _RayMaster(_MasterBase):
     def extra_stats(self) -> dict:
         return {"columns": len(self.V)}
 
+    def solve(self) -> Round:
+        self.it += 1
+        failed = self.run_highs()
+        if failed:
+            return Round("error", message="master LP: " + failed)
+        self.mu = np.asarray(self.h.getSolution().row_dual, dtype=float)
+        obj = float(self.h.getInfo().objective_function_value)
+        self.last = (self.channel(), obj)
+        return Round("optimal", obj, self.mu, len(self.V))
+
+    def add(self, columns) -> int:
+        """Add the points ``Vn[:, add]`` (output ``y`` for ``add[j] = y``) the pricing found."""
+        Vn, add = columns
+        self.add_points(Vn[:, add], np.array(add))
+        self.purge(self.mu)
+        return len(add)
+
     def run(self, rel_gap, deadline, progress, alpha) -> MetricLPResult:
         k, m = self.k, self.m
         # start: the best constant channel (always feasible) and one "tent" e^{-D(y, .)} per output
         y0 = int(np.argmin(self.cost.sum(axis=0)))
-        self.add(np.ones((k, 1)), np.array([y0]))
+        self.add_points(np.ones((k, 1)), np.array([y0]))
         if m == k:
             D = _closure(self.E)
-            self.add(np.exp(-D), np.arange(k))
-        mu_best = None
-        obj = math.inf
-        Q = None
-        while True:
-            self.it += 1
-            t = time.perf_counter()
-            if deadline is not None:
-                self.h.setOptionValue("time_limit", self.h.getRunTime() + max(deadline - time.perf_counter(), 1e-3))
-            self.h.run()
-            self.t_master += time.perf_counter() - t
-            ok = self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal
-            if not ok:
-                if deadline is not None and time.perf_counter() >= deadline:
-                    raise _OutOfTime
-                return self._finish("error", None, None, "master LP: " + self.h.modelStatusToString(
-                    self.h.getModelStatus()))
-            mu = np.asarray(self.h.getSolution().row_dual, dtype=float)
-            obj = float(self.h.getInfo().objective_function_value)
-            self.last = (self.channel(), obj)
-            labels = range(m)
-            mu_s = mu if mu_best is None else alpha * mu_best + (1 - alpha) * mu
-            for _attempt in range(2):
-                res, bsum = self.price(mu_s, labels)
-                lb = _sum_lower(mu_s) + bsum
-                if lb > self.best_bound:
-                    self.best_bound, mu_best = lb, mu_s.copy()
-                Vn = np.array([res[y][0] for y in labels]).T
-                rc = np.einsum("xy,xy->y", self.cost - mu[:, None], Vn)
-                add = np.flatnonzero(rc < -RC_TOL * self.scale)
-                if len(add) or np.array_equal(mu_s, mu):
-                    break
-                mu_s = mu  # mispricing: the smoothed duals found nothing; price at mu itself
-            if len(add) > self.max_add:
-                add = add[np.argsort(rc[add])[: self.max_add]]
-            Q = self.channel()
-            if progress is not None:
-                progress(self.it, obj, self.best_bound, len(self.V))
-            if self.converged(obj, rel_gap):
-                return self._finish("optimal", Q, obj, "")
-            if len(add) == 0:
-                # no column prices out at mu: the master is optimal over every output to
-                # the tolerances; the bound at mu says how close that is
-                return self._finish("feasible", Q, obj, f"stalled at relative gap "
-                                    f"{(obj - self.best_bound) / max(abs(obj), 1e-300):.2e}")
-            if deadline is not None and time.perf_counter() > deadline:
-                return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
-            self.add(Vn[:, add], np.array(add))
-            self.purge(mu)
+            self.add_points(np.exp(-D), np.arange(k))
+        return self.conclude(run(self, _SmoothedPricing(self, alpha), sense="min",
+                                 closed=lambda obj, bound: self.converged(obj, rel_gap), progress=self.report(progress)))
+
+
+class _SmoothedPricing:
+    """Every output priced at Wentges-smoothed duals ``alpha mu_best + (1 - alpha) mu``
+    (at ``mu`` itself when the smoothed duals find nothing); the most negative
+    ``max_add`` points enter."""
+
+    def __init__(self, master: _RayMaster, alpha: float):
+        self.master, self.alpha = master, alpha
+        self.mu_best = None
+
+    def price(self, state: Round) -> Found:
+        M, mu = self.master, state.duals
+        labels = range(M.m)
+        mu_s = mu if self.mu_best is None else self.alpha * self.mu_best + (1 - self.alpha) * mu
+        for _attempt in range(2):
+            res, bsum = M.price(mu_s, labels)
+            lb = _sum_lower(mu_s) + bsum
+            if lb > M.best_bound:
+                M.best_bound, self.mu_best = lb, mu_s.copy()
+            Vn = np.array([res[y][0] for y in labels]).T
+            rc = np.einsum("xy,xy->y", M.cost - mu[:, None], Vn)
+            add = np.flatnonzero(rc < -RC_TOL * M.scale)
+            if len(add) or np.array_equal(mu_s, mu):
+                break
+            mu_s = mu  # mispricing: the smoothed duals found nothing; price at mu itself
+        if len(add) > M.max_add:
+            add = add[np.argsort(rc[add])[: M.max_add]]
+        return Found((Vn, add), len(add), M.best_bound, last=M.past_deadline())
 
 
 class _BlockMaster(_MasterBase):
@@ -379,58 +420,58 @@ class _BlockMaster(_MasterBase):
     def extra_stats(self) -> dict:
         return {"outputs_used": len(self.S), "rows": self.h.getNumRow(), "variables": self.h.getNumCol()}
 
-    def run(self, rel_gap, deadline, progress, alpha) -> MetricLPResult:
-        k, m = self.k, self.m
-        self.add_output(int(np.argmin(self.cost.sum(axis=0))))
-        Q, obj = None, math.inf
+    def solve(self) -> Round:
+        """Solve the restricted LP, adding pairs its columns break (lazy pairs)."""
+        self.it += 1
         while True:
-            self.it += 1
-            # solve the restricted LP, adding pairs its columns break (lazy pairs)
-            while True:
-                t = time.perf_counter()
-                if deadline is not None:
-                    self.h.setOptionValue("time_limit", self.h.getRunTime() + max(deadline - time.perf_counter(), 1e-3))
-                self.h.run()
-                self.t_master += time.perf_counter() - t
-                if self.h.getModelStatus() != self.hs.HighsModelStatus.kOptimal:
-                    if deadline is not None and time.perf_counter() >= deadline:
-                        raise _OutOfTime
-                    return self._finish("error", None, None, "restricted LP: " + self.h.modelStatusToString(
-                        self.h.getModelStatus()))
-                Qn = self.channel()
-                if not self.separate(Qn):
-                    break
-            Q = Qn
-            sol = self.h.getSolution()
-            duals = np.asarray(sol.row_dual, dtype=float)
-            mu = duals[:k]
-            obj = float(self.h.getInfo().objective_function_value)
-            self.last = (Q, obj)
-            # bound: pricing duals for every output; for the outputs in S also the master's
-            # duals, and the better of the two (each is a valid bound on that output's term)
-            res, _ = self.price(mu, range(m))
-            bsum = 0.0
-            for y in range(m):
-                b = res[y][2]
-                if y in self.var0:
-                    b = max(b, _label_bound(self.cost[:, y], mu, self.lam(y, duals), self.pairs.bound_operator()))
-                bsum += b
-            others = [y for y in range(m) if y not in self.var0]
-            lb = _sum_lower(mu) + bsum
-            self.best_bound = max(self.best_bound, lb)
-            if progress is not None:
-                progress(self.it, obj, self.best_bound, len(self.S))
-            if self.converged(obj, rel_gap):
-                return self._finish("optimal", Q, obj, "")
-            neg = [y for y in others if res[y][1] < -RC_TOL * self.scale]
-            if not neg:
-                return self._finish("feasible", Q, obj, f"stalled at relative gap "
-                                    f"{(obj - self.best_bound) / max(abs(obj), 1e-300):.2e}")
-            if deadline is not None and time.perf_counter() > deadline:
-                return self._finish("feasible", Q, obj, "time limit", deadline_hit=True)
-            neg.sort(key=lambda y: res[y][1])
-            for y in neg[: self.per_round]:
-                self.add_output(y, res[y][0])
+            failed = self.run_highs()
+            if failed:
+                return Round("error", message="restricted LP: " + failed)
+            Qn = self.channel()
+            if not self.separate(Qn):
+                break
+        duals = np.asarray(self.h.getSolution().row_dual, dtype=float)
+        obj = float(self.h.getInfo().objective_function_value)
+        self.last = (Qn, obj)
+        return Round("optimal", obj, duals, len(self.S))
+
+    def add(self, columns) -> int:
+        """Add the outputs ``(y, pricing solution)`` found, each with the pairs tight at its solution."""
+        for y, hint in columns:
+            self.add_output(y, hint)
+        return len(columns)
+
+    def run(self, rel_gap, deadline, progress, alpha) -> MetricLPResult:
+        self.add_output(int(np.argmin(self.cost.sum(axis=0))))
+        return self.conclude(run(self, _OutputPricing(self), sense="min",
+                                 closed=lambda obj, bound: self.converged(obj, rel_gap), progress=self.report(progress)))
+
+
+class _OutputPricing:
+    """Every output priced at the master's row duals; the bound takes, for each output in
+    the master, the better of its pricing bound and the bound from the master's own duals;
+    the ``per_round`` most negative outputs not yet in the master enter."""
+
+    def __init__(self, master: _BlockMaster):
+        self.master = master
+
+    def price(self, state: Round) -> Found:
+        M, duals = self.master, state.duals
+        m = M.m
+        mu = duals[:M.k]
+        res, _ = M.price(mu, range(m))
+        bsum = 0.0
+        for y in range(m):
+            b = res[y][2]
+            if y in M.var0:
+                b = max(b, _label_bound(M.cost[:, y], mu, M.lam(y, duals), M.pairs.bound_operator()))
+            bsum += b
+        others = [y for y in range(m) if y not in M.var0]
+        M.best_bound = max(M.best_bound, _sum_lower(mu) + bsum)
+        neg = [y for y in others if res[y][1] < -RC_TOL * M.scale]
+        neg.sort(key=lambda y: res[y][1])
+        return Found([(y, res[y][0]) for y in neg[: M.per_round]], len(neg), M.best_bound, last=M.past_deadline())
+
 
 def kept_budgets(notions, k: int) -> np.ndarray | None:
     """The pairwise budgets that must hold (implied pairs dropped), or None.

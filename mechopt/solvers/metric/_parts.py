@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..backends._adapters import new_highs
 from ..backends._safe_bound import _U, Transposed, safe_lower_bound
 
 
@@ -32,33 +33,9 @@ class MetricLPResult:
     stats: dict = field(default_factory=dict)
 
 
-_BANNER_SHOWN = False
-
-
 def _highs():
-    """A silent ``highspy.Highs`` (HiGHS prints a banner on stdout at the first construction)."""
-    import os
-    import sys
-
-    import highspy
-
-    global _BANNER_SHOWN
-    if _BANNER_SHOWN:
-        h = highspy.Highs()
-    else:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        try:
-            with open(os.devnull, "w") as null:
-                os.dup2(null.fileno(), 1)
-                h = highspy.Highs()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        _BANNER_SHOWN = True
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("presolve", "off")
-    return h, highspy
+    """A silent persistent HiGHS model without presolve, and the ``highspy`` module."""
+    return new_highs(presolve="off")
 
 
 class _Pairs:
