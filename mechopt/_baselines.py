@@ -1,11 +1,14 @@
 """Standard LDP mechanisms as baselines on any problem (issue 10 item 4).
 
 Every baseline is built on the problem's inputs at the budget ``ε_b`` — the largest ε
-for which ε-LDP implies every notion of the problem (the notion's ε for LDP, WC-LIP,
-block, high-low, ULDP, LIP and BP-LIP; the smallest finite budget of an E-LDP matrix;
-ε times the smallest distance for metric privacy) — then verified **exactly** under the
-problem's own notions (:func:`mechopt.families.verify_family`) and scored on its
-objective.
+for which ε-LDP implies every notion of the problem, which each notion states
+(:meth:`mechopt.notions.Notion.ldp_equivalent`: the notion's ε for LDP, WC-LIP, block,
+high-low, ULDP, LIP and BP-LIP; the smallest finite budget of an E-LDP matrix; ε times the
+smallest distance for metric privacy) — then verified **exactly** under the problem's own
+notions (:func:`mechopt.families.verify_family`) and scored on its objective. No baseline
+applies when a notion states no such budget or the family verifier has no exact check for
+it (a notion registered outside mechopt): :func:`baselines` is then empty and
+:func:`baselines_report` says why.
 
 All of them are families of :mod:`mechopt.families`, because every one is an
 S_k-invariant mixture of d-subset selection or a Hadamard response:
@@ -56,27 +59,17 @@ import numpy as np
 
 from ._errors import InputError
 from ._problem import Problem, load_problem
+from .notions import HighLowLDP
 
 
-def baseline_epsilon(notions) -> float:
-    """The largest ε with ε-LDP ⇒ every notion (see the module docstring)."""
+def baseline_epsilon(notions, k: int) -> float | None:
+    """The largest ε with ε-LDP ⇒ every notion (each notion's ``ldp_equivalent``); None if one has none."""
     out = math.inf
     for n in notions:
-        name = n.name
-        if name in ("ldp", "wc_lip", "block", "high_low", "uldp", "lip", "bp_lip"):
-            out = min(out, float(n.epsilon))
-        elif name == "eldp":
-            E = np.asarray(n.matrix, dtype=float)
-            off = E[~np.eye(len(E), dtype=bool)]
-            fin = off[np.isfinite(off)]
-            if len(fin):
-                out = min(out, float(fin.min()))
-        elif name == "metric":
-            D = n.distances(n.k if n.k is not None else len(n.distance))
-            off = D[~np.eye(len(D), dtype=bool)]
-            fin = off[np.isfinite(off)]
-            if len(fin):
-                out = min(out, float(n.epsilon) * float(fin.min()))
+        budget = n.ldp_equivalent(k)
+        if budget is None:
+            return None
+        out = min(out, budget)
     return 0.0 if not math.isfinite(out) else out
 
 
@@ -209,18 +202,28 @@ def baselines(problem: Problem | str | Path | dict, *, optimum: float | None = N
     >>> [(r["name"], round(r["objective"], 1)) for r in rows if r["name"].startswith(("k-RR", "subset"))]
     [('k-RR', 242.5), ('subset selection (d=4)', 127.2)]
     """
+    p = problem if isinstance(problem, Problem) else load_problem(problem)
+    return _baseline_rows(p, optimum)[0]
+
+
+def _baseline_rows(p: Problem, optimum: float | None) -> tuple[list[dict[str, Any]], str]:
+    """The rows of :func:`baselines`, and why there are none ("" when there are)."""
     from .families import family_from_spec, verify_family
     from .families._spec import approx_count
 
-    p = problem if isinstance(problem, Problem) else load_problem(problem)
     notions = list(p.notions)
-    eps = baseline_epsilon(notions)
-    hl = [n for n in notions if n.name == "high_low"]
+    eps = baseline_epsilon(notions, p.k)
+    if eps is None:
+        return [], "no ε-LDP budget is known to imply every notion of the problem (Notion.ldp_equivalent)"
+    hl = [n for n in notions if isinstance(n, HighLowLDP)]
     sens = [p.inputs[a] for a in hl[0].sensitive] if hl and hl[0].sensitive else None
     out = []
     for row in baseline_families(p.k, eps, p.inputs, high_low_sensitive=sens):
         fam = family_from_spec(row["family"], p.inputs)
-        cert = verify_family(fam, notions)
+        try:
+            cert = verify_family(fam, notions)
+        except InputError as err:
+            return [], f"the baselines cannot be verified exactly under the problem's notions ({err})"
         achieved = max((c.achieved for c in cert.checks), default=0.0)
         try:
             value, how, note = score(p, fam)
@@ -233,15 +236,19 @@ def baselines(problem: Problem | str | Path | dict, *, optimum: float | None = N
         if optimum is not None and value is not None and math.isfinite(value) and value != 0:
             rec["ratio"] = (value / optimum) if p.objective.minimize else (optimum / value)
         out.append(rec)
-    return out
+    return out, ""
 
 
 def baselines_report(problem: Problem | str | Path | dict, *, solve_kwargs: dict | None = None) -> dict:
-    """``mechopt baselines --json``: the solver's optimum and every baseline row."""
+    """``mechopt baselines --json``: the solver's optimum and every baseline row (``note``: why there is none)."""
     from ._solve import solve
 
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     result = solve(p, quiet=True, **(solve_kwargs or {}))
     optimum = result.objective if result.ok else None
-    return {"problem": p.name, "objective": p.objective.kind, "optimum": optimum, "bound": result.bound,
-            "solver_status": result.status, "baselines": baselines(p, optimum=optimum)}
+    rows, why = _baseline_rows(p, optimum)
+    report = {"problem": p.name, "objective": p.objective.kind, "optimum": optimum, "bound": result.bound,
+              "solver_status": result.status, "baselines": rows}
+    if why:
+        report["note"] = f"no baseline applies: {why}"
+    return report

@@ -24,20 +24,6 @@ REL_TOL = 1e-7
 BOUNDARY_TOL = 1e-9
 
 
-def spec_of(problem: Problem):
-    """The :class:`~mechopt.closed_forms.ClosedFormSpec` of a problem."""
-    from .closed_forms import ClosedFormSpec
-
-    if problem.free_outputs:
-        outputs = "free"
-    elif tuple(problem.outputs) == tuple(problem.inputs):
-        outputs = "inputs"
-    else:
-        outputs = list(problem.outputs)
-    return ClosedFormSpec(k=problem.k, inputs=list(problem.inputs), notions=problem.privacy_spec(),
-                          objective=problem.objective.to_spec(), outputs=outputs)
-
-
 def _objective_of(problem: Problem, outputs: list[str], Q: np.ndarray) -> float | None:
     obj = problem.objective
     if obj.type.outputs == "labeled":
@@ -53,7 +39,9 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
     -------
     dict
         ``{"closed_forms": [{"name", "source", "applies", "privacy_ok", "achieved",
-        "objective", "optimum", "gap", "verdict", ...}], "optimum": float}``.
+        "objective", "optimum", "gap", "verdict", ...}], "optimum": float}``, and
+        ``"note": "no closed form applies to this problem"`` when none does (a notion
+        registered outside mechopt, say).
 
     Examples
     --------
@@ -67,7 +55,6 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
     from .closed_forms import registry
 
     p = problem if isinstance(problem, Problem) else load_problem(problem)
-    spec = spec_of(p)
     import warnings
 
     from ._identifiability import IdentifiabilityWarning
@@ -79,7 +66,7 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
     minimize = p.objective.minimize
     rows = []
     for cf in registry():
-        row = {"name": cf.name, "source": cf.source, **evaluate_closed_form(cf, p, spec), "optimum": optimum,
+        row = {"name": cf.name, "source": cf.source, **evaluate_closed_form(cf, p), "optimum": optimum,
                "gap": None, "verdict": "not-applicable", "status": cf.status}
         if not row["applies"]:
             rows.append(row)
@@ -101,11 +88,14 @@ def closed_form_report(problem: Problem | str | Path | dict, *, solve_kwargs: di
             else:
                 row["verdict"] = "optimal" if gap <= REL_TOL * scale else "suboptimal"
         rows.append(row)
-    return {"problem": p.name, "objective": p.objective.kind, "optimum": optimum,
-            "solver_status": result.status, "closed_forms": rows}
+    report = {"problem": p.name, "objective": p.objective.kind, "optimum": optimum,
+              "solver_status": result.status, "closed_forms": rows}
+    if not any(r["applies"] for r in rows):
+        report["note"] = "no closed form applies to this problem"
+    return report
 
 
-def evaluate_closed_form(cf, p: Problem, spec) -> dict:
+def evaluate_closed_form(cf, p: Problem) -> dict:
     """Build one closed form if it applies, verify it exactly under the problem's notions, evaluate it.
 
     Returns ``{"applies", "privacy_ok", "achieved", "checks", "objective", "note"}`` (and
@@ -114,13 +104,13 @@ def evaluate_closed_form(cf, p: Problem, spec) -> dict:
     """
     row: dict = {"applies": False, "privacy_ok": None, "achieved": None, "objective": None, "note": cf.note}
     try:
-        applies = bool(cf.applies(spec))
+        applies = bool(cf.applies(p))
     except InputError:
         applies = False
     if not applies:
         return row
     try:
-        outputs, Q = cf.build(spec)
+        outputs, Q = cf.build(p)
     except InputError as err:
         row["note"] = f"parameters outside the formula's domain: {err}"
         return row
@@ -165,12 +155,11 @@ def baseline_values(problem: Problem) -> dict[str, float]:
     """
     from .closed_forms import registry
 
-    spec = spec_of(problem)
     out = {}
     for cf in registry():
         if cf.name not in BASELINES:
             continue
-        row = evaluate_closed_form(cf, problem, spec)
+        row = evaluate_closed_form(cf, problem)
         if row["applies"] and row["privacy_ok"] and row["objective"] is not None:
             out[cf.name] = float(row["objective"])
     return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._errors import InputError
 from ._validation import check_epsilons
-from .notions import LDP
+from .notions import ELDP, LDP
 from ._problem import Problem, load_problem
 
 
@@ -57,16 +57,16 @@ def parse_epsilons(spec: str | list, *, field: str = "epsilons") -> np.ndarray:
 DEFAULT_SCALE = "0.25:2:0.25"
 
 
-def _scaled_spec(spec: dict, factor: float | None, epsilon: float | None) -> dict:
-    """A notion entry with its budget multiplied by ``factor`` or set to ``epsilon``."""
-    out = dict(spec)
+def _scaled_spec(notion, inputs, factor: float | None, epsilon: float | None) -> dict:
+    """A notion's problem-file entry with its budget multiplied by ``factor`` or set to ``epsilon``."""
+    out = notion.to_spec(inputs)
     if "epsilon" in out:
         e = out["epsilon"]
         if factor is not None:
             out["epsilon"] = e if isinstance(e, str) else float(e) * factor
         else:
             out["epsilon"] = float(epsilon)
-    elif out.get("notion") == "eldp":
+    elif isinstance(notion, ELDP):
         if factor is None:
             raise InputError("notion", "an eldp notion has no single epsilon to set; scale its matrix with --scale")
         out["matrix"] = [[v if isinstance(v, str) else float(v) * factor for v in row] for row in out["matrix"]]
@@ -105,9 +105,9 @@ def _variant(p: Problem, *, factor: float | None = None, index: int | None = Non
 
     specs = [n.to_spec(p.inputs) for n in p.notions]
     if factor is not None:
-        specs = [_scaled_spec(s, factor, None) for s in specs]
+        specs = [_scaled_spec(n, p.inputs, factor, None) for n in p.notions]
     else:
-        specs[index] = _scaled_spec(specs[index], None, epsilon)
+        specs[index] = _scaled_spec(p.notions[index], p.inputs, None, epsilon)
     notions = tuple(notion_from_spec(s, p.inputs, f"privacy[{i}]") for i, s in enumerate(specs))
     return replace(p, notions=notions)
 
@@ -190,9 +190,9 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
         axis, name = "multiplier", None
         xlabel = "budget multiplier t (every ε of the problem × t; t = 1 is the problem)"
     curves: dict[str, list[float]] = {own: []}
-    compare_ldp = axis == "epsilon" and own != "ldp"
+    compare_ldp = axis == "epsilon" and own != LDP.name
     if compare_ldp:
-        curves["ldp"] = []
+        curves[LDP.name] = []
     base: dict[str, list[float]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IdentifiabilityWarning)
@@ -201,7 +201,7 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
             curves[own].append(r.objective if r.ok else float("nan"))
             if compare_ldp:
                 r = solve(replace(p, notions=(LDP(float(x)),)), quiet=quiet)
-                curves["ldp"].append(r.objective if r.ok else float("nan"))
+                curves[LDP.name].append(r.objective if r.ok else float("nan"))
             if baselines:
                 values = baseline_values(v)
                 for label in values:

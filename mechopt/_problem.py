@@ -17,7 +17,7 @@ from . import _jsonsafe
 from ._errors import InputError
 # the documented input limits live with the other input rules (geo reads them too)
 from ._validation import MAX_INPUTS, MAX_LABELED_ENTRIES, MAX_MATRIX_INPUTS, check_labels, check_tree
-from .notions import Notion, notion_from_spec
+from .notions import REGISTRY, Notion, notion_from_spec
 from .objectives import REGISTRY as OBJECTIVE_TYPES
 from .objectives import Objective, objective_from_spec
 
@@ -95,13 +95,13 @@ def _check_sizes(doc: dict, k: int, outputs) -> None:
     for i, p in enumerate(priv if isinstance(priv, list) else [priv]):
         # a per-input list of another length is refused before the notion builds anything from it
         # (a 10^5-row 'matrix' under k = 3 allocated 75 GB; a long 'lower' enumerates box vertices)
-        per_input = {"eldp": ("matrix",), "metric": ("distance",), "lip": ("prior",), "bp_lip": ("lower", "upper")}
         name = p.get("notion") if isinstance(p, dict) else None
-        for key in per_input.get(name, ()) if isinstance(name, str) else ():
+        entry = REGISTRY.get(name) if isinstance(name, str) else None
+        for key, shape in entry.cls.per_input if entry is not None else ():
             v = p.get(key)
             if not isinstance(v, (list, tuple)):
                 continue
-            if key in ("matrix", "distance"):  # fewer rows: the matrix reader names the short row
+            if shape == "rows":  # a k x k matrix with fewer rows: the matrix reader names the short row
                 if len(v) > k:
                     raise InputError(f"privacy[{i}].{key}", f"must be {k}x{k} (one row per input), got {len(v)} rows")
             elif len(v) != k:

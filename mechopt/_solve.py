@@ -233,13 +233,12 @@ def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
         return None
     n = problem.notions[0]
     kind = problem.objective.type
-    same_prior = isinstance(n, LIP) and n.delta == 0 and np.allclose(problem.objective.prior, n.prior,
-                                                                        rtol=0, atol=1e-15)
+    same_prior = isinstance(n, LIP) and n.delta == 0 and n.has_prior(problem.objective.prior)
     if kind is MMSE:
         if same_prior:
-            return "lip", n.epsilon, np.asarray(n.prior)
+            return LIP.name, n.epsilon, np.asarray(n.prior)
         if isinstance(n, LDP):
-            return "ldp", n.epsilon, problem.objective.prior
+            return LDP.name, n.epsilon, problem.objective.prior
     if kind.separable and same_prior:
         return "lip-separable", n.epsilon, np.asarray(n.prior)
     return None

@@ -27,6 +27,11 @@ How the work is organised (every verdict is a proof):
 
 No inequality is ever *failed* in floating point, and none is passed on a float
 comparison that could be wrong.
+
+The per-notion checkers (``check_ldp``, ``check_lip_notion``, …) are registered with their
+notion classes by :mod:`mechopt.notions` (``register_notion(cls, checker=...)``, the way a
+notion defined elsewhere brings its own); :func:`check_notion` finds every checker through
+the registry. This module imports no notion class, and nothing that builds LP rows.
 """
 
 from __future__ import annotations
@@ -477,29 +482,29 @@ def _check_bp_lip(Q, notion, tally):
                 return
 
 
-#: the exact checker of every notion, by name: independent of the constraint builders
-CHECKERS: dict[str, Callable[[np.ndarray, Any, _Tally], None]] = {
-    "ldp": _check_ldp,
-    "wc_lip": _check_ldp,
-    "block": _check_block,
-    "high_low": _check_high_low,
-    "uldp": _check_uldp,
-    "eldp": _check_eldp,
-    "metric": _check_metric,
-    "lip": _check_lip_notion,
-    "bp_lip": _check_bp_lip,
-}
+def _exact_checker(kernel: Callable[[np.ndarray, Any, _Tally], None]):
+    """A registry checker ``(Q, notion) -> (ok, detail, worst_slack)`` from a tally kernel."""
+
+    def checker(Q: np.ndarray, notion: Any) -> tuple[bool, str, float]:
+        tally = _Tally()
+        kernel(Q, notion, tally)
+        return tally.ok, tally.detail, tally.worst
+
+    checker.__name__ = checker.__qualname__ = kernel.__name__.lstrip("_")
+    checker.__doc__ = f"The exact check of one notion (:func:`{kernel.__name__}` on a fresh tally)."
+    return checker
 
 
-def _external(fn):
-    """Adapt an external checker ``fn(Q, notion) -> (ok, detail)`` to the tally protocol."""
-
-    def check(Q, notion, tally):
-        ok, detail = fn(Q, notion)
-        if not ok:
-            tally.fail(detail or "the notion's exact check failed")
-
-    return check
+# the exact checkers of the built-in notions; :mod:`mechopt.notions` registers each with its
+# class (``register_notion(cls, checker=...)``), like any notion defined elsewhere
+check_ldp = _exact_checker(_check_ldp)
+check_block = _exact_checker(_check_block)
+check_high_low = _exact_checker(_check_high_low)
+check_uldp = _exact_checker(_check_uldp)
+check_eldp = _exact_checker(_check_eldp)
+check_metric = _exact_checker(_check_metric)
+check_lip_notion = _exact_checker(_check_lip_notion)
+check_bp_lip = _exact_checker(_check_bp_lip)
 
 
 def check_notion(matrix: Any, notion) -> Check:
@@ -510,22 +515,24 @@ def check_notion(matrix: Any, notion) -> Check:
     tally = _Tally()
     if notion.k is not None and notion.k != k:
         raise InputError("matrix", f"has {k} rows but notion {name!r} is over {notion.k} inputs")
-    checker = CHECKERS.get(name)
-    if checker is None:
-        # a notion registered from outside mechopt brings its own exact checker
-        from .notions import REGISTRY
+    # every notion, built-in or not, brings its exact checker through the registry
+    from .notions._registry import REGISTRY
 
-        entry = REGISTRY.get(name)
-        if entry is None or entry.checker is None:
-            raise InputError("notion", f"no exact check for notion {name!r}")
-        checker = _external(entry.checker)
+    entry = REGISTRY.get(name)
+    if entry is None or entry.checker is None or not isinstance(notion, entry.cls):
+        raise InputError("notion", f"no exact check for notion {name!r}")
     if np.any(Q < 0):
         # the notions are stated for channels; negative entries fail the row check anyway
         # and would void the enclosures' sign assumptions: decide on the clipped matrix
         # nothing (the certificate already fails on rows)
         tally.fail("the matrix has negative entries")
     else:
-        checker(Q, notion, tally)
+        # a checker returns (ok, detail) or (ok, detail, worst_slack)
+        ok, detail, *slack = entry.checker(Q, notion)
+        if not ok:
+            tally.fail(detail or "the notion's exact check failed")
+        for value in slack:
+            tally.slack(float(value))
     achieved = notion.achieved(Q)
     return Check(name, float(notion.budget), float(achieved), float(tally.worst) if math.isfinite(tally.worst) else 0.0,
                  tally.ok, tally.detail)

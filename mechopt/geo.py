@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._errors import InputError
+from .notions import MetricLDP
 from ._validation import check_epsilon, check_finite
 
 EARTH_RADIUS_KM = 6371.0088
@@ -273,7 +274,7 @@ def expand_places(doc: dict, base: Path | None = None) -> dict:
     if isinstance(privacy, list):
         new = []
         for i, p in enumerate(privacy):
-            if isinstance(p, dict) and p.get("notion") == "metric":
+            if isinstance(p, dict) and p.get("notion") == MetricLDP.name:
                 p = _metric_entry(p, places, f"privacy[{i}]")
             new.append(p)
         out["privacy"] = new

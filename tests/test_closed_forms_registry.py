@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import mechopt.closed_forms as cf
+from mechopt import load_problem
 from mechopt._errors import InputError
 from mechopt.closed_forms import (
-    ClosedFormSpec,
     applicable,
     block_budget,
     bp_lip_budget,
@@ -27,21 +27,20 @@ from mechopt.closed_forms import (
     ldp_budget,
     lip_budget,
     registry,
-    spec_from_problem,
     uldp_budget,
 )
 
 TOL = 1e-9
 
 
-def achieved_ok(spec, Q):
-    """All notions of the spec hold for Q, from the definitions (docs/model.md)."""
-    idx = {lab: i for i, lab in enumerate(spec.inputs)}
+def achieved_ok(problem, Q):
+    """All notions of the problem hold for Q, from the definitions (docs/model.md), read from the problem file."""
+    idx = {lab: i for i, lab in enumerate(problem.inputs)}
 
     def ix(items):
         return [idx[i] if isinstance(i, str) else int(i) for i in items]
 
-    for n in spec.notions:
+    for n in problem.privacy_spec():
         kind, eps = n["notion"], n.get("epsilon")
         if kind in ("ldp", "wc_lip"):
             ok = ldp_budget(Q) <= eps + TOL
@@ -60,7 +59,7 @@ def achieved_ok(spec, Q):
         elif kind == "uldp":
             ok = uldp_budget(Q, ix(n["sensitive"])) <= eps + TOL
         elif kind == "metric":
-            k = spec.k
+            k = problem.k
             D = np.full((k, k), math.inf)
             np.fill_diagonal(D, 0.0)
             for a, b, length in n["edges"]:
@@ -76,8 +75,10 @@ def achieved_ok(spec, Q):
 
 
 def S(k, notions, outputs="inputs", objective=None, inputs=None):
-    return ClosedFormSpec(k=k, inputs=inputs or [f"x{i}" for i in range(k)], notions=notions,
-                          objective=objective or {}, outputs=outputs)
+    doc = {"inputs": inputs or [f"x{i}" for i in range(k)], "outputs": outputs, "privacy": notions}
+    if objective is not None:
+        doc["objective"] = objective
+    return load_problem(doc)
 
 
 # (entry name, spec) pairs; several parameter points per entry, in and out of regime
@@ -171,10 +172,15 @@ def test_objective_formulas_match_the_built_channel():
     reg = {c.name: c for c in registry()}
     obj = {"kind": "mmse", "values": [0, 1]}
     for p1 in (0.1, 0.4):
-        spec = S(2, [{"notion": "lip", "epsilon": 1.0, "prior": [1 - p1, p1]}], objective=obj)
+        spec = S(2, [{"notion": "lip", "epsilon": 1.0, "prior": [1 - p1, p1]}], objective=obj, outputs="free")
         outs, Q = reg["binary_lip_rr"].build(spec)
         assert reg["binary_lip_rr"].objective_formula(spec) == pytest.approx(closed_form_objective(spec, outs, Q))
-    spec = S(2, [{"notion": "ldp", "epsilon": 0.7}], objective={"kind": "mmse", "values": [1, 3], "prior": [0.2, 0.8]})
+    # eq. (21) is stated for the LIP prior: another objective prior gets no printed value
+    other = S(2, [{"notion": "lip", "epsilon": 1.0, "prior": [0.9, 0.1]}], outputs="free",
+              objective={**obj, "prior": [0.8, 0.2]})
+    assert reg["binary_lip_rr"].objective_formula(other) is None
+    spec = S(2, [{"notion": "ldp", "epsilon": 0.7}], outputs="free",
+             objective={"kind": "mmse", "values": [1, 3], "prior": [0.2, 0.8]})
     outs, Q = reg["warner_rr"].build(spec)
     assert reg["warner_rr"].objective_formula(spec) == pytest.approx(closed_form_objective(spec, outs, Q))
     assert reg["warner_rr"].objective_formula(S(2, [{"notion": "ldp", "epsilon": 0.7}])) is None
@@ -186,48 +192,33 @@ def test_closed_form_objective_kinds():
     for kind, extra in [("expected_loss", {"loss": "hamming"}), ("expected_loss", {"loss": "squared", "values": [0, 1, 2]}),
                         ("mmse", {"values": [0, 1, 5]}), ("histogram_mse", {}), ("mutual_information", {}),
                         ("bayes_risk", {"loss": "absolute", "values": [0, 1, 2]}), ("estimation_variance", {})]:
-        spec = S(3, base, objective={"kind": kind, **extra})
+        spec = S(3, base, objective={"kind": kind, **extra}, outputs="inputs" if kind == "expected_loss" else "free")
         outs, Q = reg["lip_rr"].build(spec)
         v = closed_form_objective(spec, outs, Q)
         assert v is not None and math.isfinite(v) and v >= 0
-    # expected loss is undefined for free-output mechanisms
-    spec = S(3, [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["x0"]}], outputs="free",
-             objective={"kind": "expected_loss", "loss": "hamming"})
-    outs, Q = reg["urappor"].build(spec)
-    assert closed_form_objective(spec, outs, Q) is None
+    # the expected loss is defined over the problem's outputs only: not for uRAPPOR's bit strings
+    labeled = S(3, [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["x0"]}],
+                objective={"kind": "expected_loss", "loss": "hamming"})
+    outs, Q = reg["urappor"].build(labeled)
+    assert closed_form_objective(labeled, outs, Q) is None
 
 
-def test_spec_from_problem_and_errors():
-    spec = spec_from_problem({"inputs": ["home", "work"], "outputs": "inputs",
-                              "privacy": [{"notion": "ldp", "epsilon": 1.0}],
-                              "objective": {"kind": "expected_loss", "loss": "hamming"}})
-    assert spec.k == 2 and spec.inputs == ["home", "work"]
-    assert [c.name for c in applicable(spec)][0] == "warner_rr"
-    assert spec_from_problem({"k": 3}).inputs == ["0", "1", "2"]
-    with pytest.raises(InputError, match="'inputs'.*or 'k'") as err:
-        spec_from_problem({"privacy": []})
-    assert err.value.field == "inputs"
-    with pytest.raises(InputError, match="unknown notion 'dp'"):
-        spec_from_problem({"k": 2, "privacy": [{"notion": "dp", "epsilon": 1}]})
-    with pytest.raises(InputError, match="outputs"):
-        spec_from_problem({"k": 2, "outputs": 3})
-    with pytest.raises(InputError, match="distinct"):
-        ClosedFormSpec(k=2, inputs=["a", "a"], notions=[])
-    # build reports bad parameters with the field
-    reg = {c.name: c for c in registry()}
-    bad = S(2, [{"notion": "ldp", "epsilon": -1}])
-    assert reg["warner_rr"].applies(bad)
+def test_closed_forms_read_the_loaded_problem():
+    problem = load_problem({"inputs": ["home", "work"], "outputs": "inputs",
+                            "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                            "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    assert [c.name for c in applicable(problem)][0] == "warner_rr"
+    # labels are resolved once, by the parser: the builders read input indices
+    problem = S(3, [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["x2"]}])
+    outs, Q = {c.name: c for c in registry()}["urr"].build(problem)
+    assert outs == ["x0", "x1", "x2"] and uldp_budget(Q, [2]) <= 1.0 + TOL
+    # bad parameters never reach a closed form: the parser refuses them with the field
     with pytest.raises(InputError, match=r"privacy\[0\]\.epsilon: must be >= 0"):
-        reg["warner_rr"].build(bad)
+        S(2, [{"notion": "ldp", "epsilon": -1}])
     with pytest.raises(InputError, match="is not an input"):
-        reg["urr"].build(S(3, [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["nope"]}]))
-    # applies() looks at the shape only; build() validates the numbers
-    bad_e = S(2, [{"notion": "eldp", "matrix": [[0, -1], [1, 0]]}])
-    entries = applicable(bad_e)
-    assert "binary_eldp_optimum_corrected" in [c.name for c in entries]
-    for c in entries:
-        with pytest.raises(InputError, match=r"privacy\[0\]\.matrix\[0\]\[1\]: must be >= 0"):
-            c.build(bad_e)
+        S(3, [{"notion": "uldp", "epsilon": 1.0, "sensitive": ["nope"]}])
+    with pytest.raises(InputError, match=r"privacy\[0\]\.matrix\[0\]\[1\]: must be >= 0"):
+        S(2, [{"notion": "eldp", "matrix": [[0, -1], [1, 0]]}])
 
 
 def test_public_names_resolve():

@@ -234,11 +234,11 @@ def test_thm4_composition_bound():
     for P, _ in cases(51, 40, 2, 5):
         eps = list(rng.uniform(0.1, 1.5, size=int(rng.integers(2, 4))))
         Qs = [shrink_to_lip(rng.dirichlet(np.ones(2) * 0.3, size=P.size), P, e) for e in eps]
-        assert lip_budget(compose_parallel(*Qs), P) <= lip_composition_bound(P, eps) + 1e-7
+        assert lip_budget(compose_parallel(*Qs), P) <= lip_composition_bound(eps, P) + 1e-7
     # eq. (19) in its regime, composed with itself
     P = np.array([0.3, 0.3, 0.4])
     Q = lip_rr(P, 1.0)
-    assert lip_budget(compose_parallel(Q, Q, Q), P) <= lip_composition_bound(P, [1.0] * 3)
+    assert lip_budget(compose_parallel(Q, Q, Q), P) <= lip_composition_bound([1.0] * 3, P)
 
 
 def test_cor4_bp_composition_bound():
@@ -250,7 +250,7 @@ def test_cor4_bp_composition_bound():
             R = rng.dirichlet(np.ones(3) * 0.3, size=4)
             Qs.append(shrink_until(R, np.tile(R.mean(axis=0), (4, 1)), lambda Q: bp_lip_budget(Q, Ps), eps))
         leak = bp_lip_budget(compose_parallel(*Qs), Ps)
-        assert leak <= bp_lip_composition_bound(Ps, [eps] * 3) + 1e-7
+        assert leak <= bp_lip_composition_bound([eps] * 3, Ps) + 1e-7
 
 
 def test_cor5_sequential_composition_bound():

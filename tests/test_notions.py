@@ -1,6 +1,7 @@
 """The notions registry: one list of names that the parser, the schema, the verifier and the
 budget read — and a notion defined in this test file, registered without editing mechopt,
-that is parsed, solved, verified exactly and exported."""
+that is parsed, solved, verified exactly and exported, and that the closed-form report, the
+baselines, the trade-off, the privacy budget and the standard-library client answer."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import scipy.sparse as sp
 
 import mechopt
 from mechopt import InputError, Mechanism, load_problem, solve, verify
-from mechopt.notions import REGISTRY, ColumnConstraints, Notion, notion_names, register_notion
+from mechopt.notions import ADDITIVE, REGISTRY, ColumnConstraints, Notion, notion_names, register_notion
 
 BUILTIN = ["block", "bp_lip", "eldp", "high_low", "ldp", "lip", "metric", "uldp", "wc_lip"]
 
@@ -32,24 +33,22 @@ def test_the_schema_file_lists_the_registry():
     assert sorted(enum) == BUILTIN
 
 
-def test_the_verifier_checks_every_builtin_notion():
-    from mechopt._verify import CHECKERS
+def test_every_builtin_notion_brings_an_exact_checker_from_the_verifier():
+    import mechopt._verify as verifier
 
-    assert sorted(CHECKERS) == BUILTIN
+    for name in BUILTIN:
+        checker = REGISTRY[name].checker
+        # the verifier's own code, not a method of the notion that builds the LP rows
+        assert checker is not None and checker.__module__ == verifier.__name__, name
 
 
 def test_the_budget_reads_the_notions_composition():
     from mechopt.runtime._budget import BUDGET_NOTIONS
 
-    additive = {n for n in BUILTIN if REGISTRY[n].cls.composition == "additive"}
+    additive = {n for n in BUILTIN if REGISTRY[n].cls.composition is not None
+                and REGISTRY[n].cls.composition.kind == "additive"}
     assert additive == {"ldp", "block", "high_low", "metric", "uldp"}
     assert additive | {"lip", "bp_lip"} <= set(BUDGET_NOTIONS)
-
-
-def test_the_closed_forms_know_the_registry():
-    from mechopt.closed_forms._spec import KNOWN_NOTIONS
-
-    assert sorted(KNOWN_NOTIONS) == BUILTIN
 
 
 def test_an_unknown_notion_names_the_registry():
@@ -86,6 +85,8 @@ class OneWay(Notion):
     name = "one_way_test"
     fields = ("epsilon", "pair")
     required = ("epsilon", "pair")
+    # an E-LDP notion with a fixed pattern: the budgets of repeated reports add up
+    composition = ADDITIVE
 
     def bind(self, inputs: Sequence[str]) -> "OneWay":
         a, b = (list(inputs).index(p) for p in self.pair)
@@ -158,6 +159,68 @@ def test_a_notion_registered_in_a_test_file_is_parsed_solved_verified_exported(o
     # a violating matrix is refused by the notion's own exact check
     bad = np.array([[0.9, 0.1, 0.0], [0.1, 0.9, 0.0], [0.0, 0.0, 1.0]])
     assert not verify(bad, problem.notions).verified
+
+
+def test_the_registered_notion_through_closed_forms_baselines_tradeoff_budget_and_client(one_way, tmp_path):
+    from mechopt import client
+    from mechopt._baselines import baselines, baselines_report
+    from mechopt._closed_form_report import closed_form_report
+    from mechopt._plots import tradeoff
+    from mechopt.closed_forms import applicable, compose_parallel
+    from mechopt.runtime import BudgetExceededError, PrivacyBudget
+
+    doc = {"inputs": ["a", "b", "c"], "outputs": "inputs",
+           "privacy": [{"notion": "one_way_test", "epsilon": 0.5, "pair": ["a", "b"]}],
+           "objective": {"kind": "expected_loss"}}
+    problem = load_problem(doc)
+    notion = problem.notions[0]
+    # optimum: a reports itself, b must put e^-eps of its mass on a; Hamming loss e^-eps / 3
+    optimum = math.exp(-0.5) / 3
+
+    # closed forms: none is stated for this notion, and the report says so instead of raising
+    assert applicable(problem) == []
+    report = closed_form_report(problem)
+    assert report["note"] == "no closed form applies to this problem"
+    assert not any(row["applies"] for row in report["closed_forms"])
+    assert report["optimum"] == pytest.approx(optimum, rel=1e-7)
+
+    # baselines: eps-LDP implies the notion at its own eps (its E-matrix says so), but the
+    # family verifier has no exact check for a run-time notion: an empty answer, with the reason
+    assert notion.ldp_equivalent(3) == 0.5
+    assert baselines(problem) == []
+    answer = baselines_report(problem)
+    assert answer["baselines"] == [] and "one_way_test" in answer["note"]
+
+    # trade-off along the notion's eps: e^-eps / 3, against k-RR's 2 / (e^eps + 2) under eps-LDP
+    data = tradeoff(problem, "0.5,1")
+    assert data["notion"] == "one_way_test"
+    assert data["curves"]["one_way_test"] == pytest.approx([optimum, math.exp(-1) / 3], rel=1e-7)
+    assert data["curves"]["ldp"] == pytest.approx([2 / (math.exp(e) + 2) for e in (0.5, 1.0)], rel=1e-7)
+    assert not any(label.startswith("baseline") for label in data["curves"])
+
+    # the privacy budget reads the notion's composition rule: by class, instance or name
+    for given in (OneWay, notion, "one_way_test"):
+        ledger = PrivacyBudget(1.0, given)
+        assert ledger.notion == "one_way_test"
+        assert ledger.spend(0.5) == 0.5 and ledger.spend(0.5) == 1.0
+        with pytest.raises(BudgetExceededError):
+            ledger.spend(0.25)
+    # the rule is right: two independent 0.5-reports of the optimal channel are one 1.0-report
+    Q = solve(problem, quiet=True).mechanism.matrix
+    twice = compose_parallel(Q, Q)
+    assert one_way_exact(twice, OneWay(1.0 + 1e-9, (0, 1)))[0]
+    assert not one_way_exact(twice, OneWay(0.99, (0, 1)))[0]
+    # a notion that states no composition rule is refused by name
+    with pytest.raises(InputError, match=r"notion: must be one of .*one_way_test.*got 'wc_lip'"):
+        PrivacyBudget(1.0, "wc_lip")
+
+    # the standard-library client cannot run a checker registered at run time: it refuses
+    # the file with the notion named (the numpy side, Mechanism.load, verifies it)
+    path = tmp_path / "one_way.json"
+    solve(problem, quiet=True).mechanism.save(path)
+    assert Mechanism.load(path).certificate["verified"]
+    with pytest.raises(InputError, match=r"privacy\[0\]\.notion: unknown notion 'one_way_test'"):
+        client.load_document(path)
 
 
 def test_every_builtin_notion_is_exported_through_mechopt(one_way):

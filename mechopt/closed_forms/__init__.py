@@ -10,8 +10,10 @@ LDP*; 003 = Jiang, Seif, Tandon, Li, *Context-aware local information privacy*.
 
 Modules: :mod:`._binary` (k = 2), :mod:`._rr` (k-RR, LIP RR), :mod:`._utility_optimized`
 (uRR, uRAPPOR), :mod:`._hadamard` (high-low / block Hadamard response),
-:mod:`._relations` (003 Thm 1–4, Cor 3–7, Lemma 3), :mod:`._budgets` (achieved budgets
-from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`.
+:mod:`._relations` (003 Prop. 1, Thm 1–3, Cor 3), :mod:`._transfer` (Thm 4, Cor 4–7,
+Lemma 3; the Thm 4 / Cor. 4 bounds come from :mod:`mechopt._composition`),
+:mod:`._budgets` (achieved budgets from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`
+(which formula applies to a :class:`~mechopt.Problem`, read through its typed notions).
 """
 
 from ._binary import (binary_cone_optimum, binary_eldp_optimum, binary_eldp_optimum_corrected, binary_ldp_mse,
@@ -25,22 +27,20 @@ from ._hadamard import (block_hadamard_channel, block_hadamard_estimate, block_h
 from ..objectives import _functions
 from ..objectives._functions import *  # noqa: F403 - the objectives' evaluations (their __all__)
 from ._registry import ClosedForm, applicable, binary_cone_rows, closed_form_objective, registry
-from ._relations import (approx_ldp_to_lip, approx_lip_to_ldp, approx_lip_to_ldp_corrected, bp_lip_composition_bound,
-                         bp_lip_to_ldp_bound, bp_lip_to_ldp_exact, bp_lip_vertices, compose_parallel,
-                         compose_sequential, di_to_lip_bound, di_to_lip_exact, empirical_prior_gap_bound,
-                         ldp_to_bp_lip_bound, ldp_to_bp_lip_exact, ldp_to_lip_bound, ldp_to_lip_exact,
-                         lip_composition_bound, lip_to_di_bound, lip_to_di_exact, lip_to_ldp_bound, lip_to_ldp_exact,
-                         prior_divergence, sequential_composition_bound, total_variation, transfer_condition,
-                         transfer_gap_bound, transfer_leakage_bound)
+from .._composition import bp_lip_composition_bound, lip_composition_bound
+from ._relations import (approx_ldp_to_lip, approx_lip_to_ldp, approx_lip_to_ldp_corrected, bp_lip_to_ldp_bound,
+                         bp_lip_to_ldp_exact, bp_lip_vertices, di_to_lip_bound, di_to_lip_exact, ldp_to_bp_lip_bound,
+                         ldp_to_bp_lip_exact, ldp_to_lip_bound, ldp_to_lip_exact, lip_to_di_bound, lip_to_di_exact,
+                         lip_to_ldp_bound, lip_to_ldp_exact, prior_divergence)
+from ._transfer import (compose_parallel, compose_sequential, empirical_prior_gap_bound, sequential_composition_bound,
+                        total_variation, transfer_condition, transfer_gap_bound, transfer_leakage_bound)
 from ._rr import k_rr, lip_rr, lip_rr_achieved_budget, lip_rr_calibrated, lip_rr_holds
-from ._spec import ClosedFormSpec, spec_from_problem
 from ._utility_optimized import (urappor_channel, urappor_estimate, urappor_l1_loss, urappor_parameters, urappor_sample,
                                  urr_channel, urr_estimate, urr_l1_loss)
 
 __all__ = [
     # registry
-    "ClosedForm", "ClosedFormSpec", "registry", "applicable", "closed_form_objective",
-    "spec_from_problem", "binary_cone_rows",
+    "ClosedForm", "registry", "applicable", "closed_form_objective", "binary_cone_rows",
     # binary
     "warner_rr", "mangat_rr", "binary_eldp_optimum", "binary_eldp_optimum_corrected",
     "binary_cone_optimum", "binary_ratio_range", "binary_lip_rr", "binary_lip_mse",

@@ -16,6 +16,8 @@ from typing import Callable
 import numpy as np
 
 from .._errors import InputError
+from .._problem import Problem
+from ..notions import BPLIP, ELDP, LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from ._binary import (
     binary_cone_optimum,
     binary_eldp_optimum,
@@ -31,7 +33,6 @@ from ._binary import (
     uncertain_prior_lip_rr_holds,
     warner_rr,
 )
-from .._validation import check_epsilon, check_prior
 from ._common import exp_or_inf
 from ._hadamard import (
     MAX_CHANNEL_K,
@@ -41,19 +42,20 @@ from ._hadamard import (
     high_low_hadamard_outputs,
 )
 from ._objectives import objective_value
-from ._relations import bp_lip_vertices
 from ._rr import k_rr, lip_rr, lip_rr_calibrated, lip_rr_holds
-from ._spec import ClosedFormSpec, eldp_matrix
 from ._utility_optimized import MAX_URAPPOR_CHANNEL_K, urappor_channel, urr_channel
 
 __all__ = ["ClosedForm", "registry", "applicable", "closed_form_objective"]
 
-Builder = Callable[[ClosedFormSpec], "tuple[list[str], np.ndarray]"]
+Builder = Callable[[Problem], "tuple[list[str], np.ndarray]"]
 
 
 @dataclass(frozen=True)
 class ClosedForm:
     """One closed-form mechanism from the papers.
+
+    Every predicate and builder reads a validated :class:`~mechopt.Problem` (from
+    :func:`mechopt.load_problem`): its notions are typed and bound to input indices.
 
     Attributes
     ----------
@@ -62,61 +64,66 @@ class ClosedForm:
     source : str
         Where it is printed, e.g. ``"003 eq. (19); 000 Thm 3, Thm 5"``.
     applies : callable
-        ``applies(spec) -> bool``: the problem has the shape the formula is stated for
-        (k, notion kinds, outputs). Use :func:`applicable`, which never raises.
+        ``applies(problem) -> bool``: the problem has the shape the formula is stated for
+        (k, notion classes, outputs). Use :func:`applicable`, which never raises.
     build : callable
-        ``build(spec) -> (outputs, Q)``; ``Q`` is ``k x len(outputs)``, rows sum to 1.
-        Raises :class:`~mechopt._errors.InputError` on invalid parameters.
+        ``build(problem) -> (outputs, Q)``; ``Q`` is ``k x len(outputs)``, rows sum to 1.
     status : str
         ``"as printed"`` or ``"corrected"`` (a correction or repair made by this library).
     regime : callable or None
-        ``regime(spec) -> bool``: where the formula meets its own privacy notion, as
+        ``regime(problem) -> bool``: where the formula meets its own privacy notion, as
         found by this library (``None`` when it always does).
     objective_formula : callable or None
-        ``objective_formula(spec) -> float | None``: the paper's printed value of the
-        objective for this mechanism, when the paper prints one for ``spec.objective``.
+        ``objective_formula(problem) -> float | None``: the paper's printed value of the
+        objective for this mechanism, when the paper prints one for the problem's objective.
     note : str
         One line for reports.
 
     Examples
     --------
-    >>> s = ClosedFormSpec(k=2, inputs=["no", "yes"], notions=[{"notion": "ldp", "epsilon": 1.0}])
+    >>> from mechopt import load_problem
+    >>> p = load_problem({"inputs": ["no", "yes"], "privacy": [{"notion": "ldp", "epsilon": 1.0}]})
     >>> entry = registry()[0]
-    >>> entry.name, entry.applies(s)
+    >>> entry.name, entry.applies(p)
     ('warner_rr', True)
-    >>> outputs, Q = entry.build(s)
+    >>> outputs, Q = entry.build(p)
     >>> outputs, Q.shape
     (['no', 'yes'], (2, 2))
     """
 
     name: str
     source: str
-    applies: Callable[[ClosedFormSpec], bool]
+    applies: Callable[[Problem], bool]
     build: Builder
     status: str = "as printed"
-    regime: Callable[[ClosedFormSpec], bool] | None = None
-    objective_formula: Callable[[ClosedFormSpec], float | None] | None = None
+    regime: Callable[[Problem], bool] | None = None
+    objective_formula: Callable[[Problem], float | None] | None = None
     note: str = ""
 
 
 # -- shape tests (never raise) --------------------------------------------------------
 
 
-def _single(spec: ClosedFormSpec, *kinds: str) -> dict | None:
-    return spec.only(*kinds)
+def _single(problem: Problem, *classes: type) -> Notion | None:
+    """The problem's one notion when there is exactly one and it is an instance of ``classes``."""
+    if len(problem.notions) == 1 and isinstance(problem.notions[0], classes):
+        return problem.notions[0]
+    return None
 
 
-def _is_ldp(spec: ClosedFormSpec) -> dict | None:
-    return _single(spec, "ldp", "wc_lip")
+def _labeled_ok(problem: Problem) -> bool:
+    """A mechanism whose outputs are the inputs fits the problem's outputs."""
+    return problem.free_outputs or tuple(problem.outputs) == tuple(problem.inputs)
 
 
-def _lip_pure(n: dict) -> bool:
-    d = n.get("delta", 0)
-    return n.get("prior") is not None and (d in (0, 0.0, None))
+def _pure_lip(problem: Problem) -> LIP | None:
+    """The problem's one notion when it is ε-LIP with δ = 0."""
+    n = _single(problem, LIP)
+    return n if n is not None and n.delta == 0 else None
 
 
-def _uldp(spec: ClosedFormSpec) -> dict | None:
-    return _single(spec, "uldp")
+def _inputs(problem: Problem) -> list[str]:
+    return list(problem.inputs)
 
 
 # -- binary cones -----------------------------------------------------------------------
@@ -131,187 +138,112 @@ def _edge_rows(E01: float, E10: float) -> list[tuple[float, float]]:
     return rows
 
 
-def _bp_priors(spec: ClosedFormSpec, n: dict, i: int) -> list[np.ndarray]:
-    if n.get("priors") is not None:
-        raw = n["priors"]
-        if not isinstance(raw, (list, tuple)) or not raw:
-            raise InputError(f"privacy[{i}].priors", f"must be a non-empty list of priors, got {raw!r}")
-        return [check_prior(p, f"privacy[{i}].priors[{j}]", k=spec.k) for j, p in enumerate(raw)]
-    if n.get("lower") is not None and n.get("upper") is not None:
-        return list(bp_lip_vertices(n["lower"], n["upper"]))
-    raise InputError(f"privacy[{i}]", "bp_lip needs 'priors' or both 'lower' and 'upper'")
+def binary_cone_rows(problem: Problem) -> list[tuple[float, float]] | None:
+    """Rows ``(a, b)`` with ``a q_1 + b q_2 <= 0`` describing every notion of a k = 2 problem.
 
-
-def _metric_distance(spec: ClosedFormSpec, n: dict, i: int) -> float:
-    """Shortest-path distance between the two inputs of a binary metric notion."""
-    d = math.inf
-    for j, edge in enumerate(n.get("edges", [])):
-        if not isinstance(edge, (list, tuple)) or len(edge) != 3:
-            raise InputError(f"privacy[{i}].edges[{j}]", f"must be [a, b, length], got {edge!r}")
-        a, b, length = edge
-        ends = {spec.subset({"e": [a]}, "e", i)[0], spec.subset({"e": [b]}, "e", i)[0]}
-        L = float(length)
-        if not L >= 0:
-            raise InputError(f"privacy[{i}].edges[{j}]", f"length must be >= 0, got {length!r}")
-        if ends == {0, 1}:
-            d = min(d, L)
-    return d
-
-
-def binary_cone_rows(spec: ClosedFormSpec) -> list[tuple[float, float]] | None:
-    """Rows ``(a, b)`` with ``a q_1 + b q_2 <= 0`` describing every notion of a k = 2 spec.
-
-    ``None`` when some notion is not a cone (ULDP, LIP with δ > 0) or ``k != 2``.
+    An E-LDP notion (its :meth:`~mechopt.notions.Notion.eldp_matrix`) gives its two pair
+    budgets, an ε-LIP or BP-LIP notion its prior(s). ``None`` when ``k != 2`` or some
+    notion is none of these cones (ULDP, LIP with δ > 0).
 
     Examples
     --------
-    >>> s = ClosedFormSpec(k=2, inputs=["a", "b"], notions=[{"notion": "ldp", "epsilon": 0.0}])
-    >>> binary_cone_rows(s)
+    >>> from mechopt import load_problem
+    >>> binary_cone_rows(load_problem({"k": 2, "privacy": [{"notion": "ldp", "epsilon": 0.0}]}))
     [(1.0, -1.0), (-1.0, 1.0)]
     """
-    if spec.k != 2 or not spec.notions:
+    if problem.k != 2:
         return None
     rows: list[tuple[float, float]] = []
-    for i, n in enumerate(spec.notions):
-        kind = n["notion"]
-        if kind in ("ldp", "wc_lip"):
-            eps = spec.epsilon(n, i)
-            rows += _edge_rows(eps, eps)
-        elif kind == "eldp":
-            E = eldp_matrix(spec, n, i)
-            rows += _edge_rows(E[0, 1], E[1, 0])
-        elif kind == "block":
-            eps = spec.epsilon(n, i)
-            blocks = n.get("blocks", [])
-            same = any(set(spec.subset({"b": b}, "b", i)) == {0, 1} for b in blocks)
-            if same:
-                rows += _edge_rows(eps, eps)
-        elif kind == "high_low":
-            eps = spec.epsilon(n, i)
-            A = spec.subset(n, "sensitive", i)
-            rows += _edge_rows(eps if 0 in A else math.inf, eps if 1 in A else math.inf)
-        elif kind == "metric":
-            eps = spec.epsilon(n, i)
-            d = _metric_distance(spec, n, i)
-            rows += _edge_rows(eps * d, eps * d)
-        elif kind == "lip":
-            if not _lip_pure(n):
-                return None
-            P = check_prior(n["prior"], f"privacy[{i}].prior", k=2)
-            rows += _lip_rows(P, exp_or_inf(spec.epsilon(n, i)))
-        elif kind == "bp_lip":
-            e = exp_or_inf(spec.epsilon(n, i))
-            for P in _bp_priors(spec, n, i):
-                rows += _lip_rows(np.asarray(P), e)
+    for n in problem.notions:
+        if not n.convex or not n.is_cone:
+            return None
+        E = n.eldp_matrix(2)
+        if E is not None:
+            rows += _edge_rows(float(E[0, 1]), float(E[1, 0]))
+        elif isinstance(n, (LIP, BPLIP)):
+            e = exp_or_inf(n.epsilon)
+            for P in n.priors:
+                rows += _lip_rows(np.asarray(P, dtype=float), e)
         else:
             return None
     return rows
 
 
-def _binary_cone_applies(spec: ClosedFormSpec) -> bool:
-    if spec.k != 2 or not spec.notions or not spec.labeled_outputs_ok():
-        return False
-    for n in spec.notions:
-        if n["notion"] == "uldp" or (n["notion"] == "lip" and not _lip_pure(n)):
-            return False
-        if n["notion"] == "bp_lip" and n.get("priors") is None and (n.get("lower") is None or n.get("upper") is None):
-            return False
-    return True
+def _binary_cone_applies(problem: Problem) -> bool:
+    return _labeled_ok(problem) and binary_cone_rows(problem) is not None
 
 
-def _guarded(found, rule: str):
-    """``found``, which the entry's ``applies`` promised is not ``None``."""
-    if found is None:  # pragma: no cover - guarded by applies
-        raise InputError("privacy", rule)
-    return found
-
-
-def _binary_cone_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    rows = _guarded(binary_cone_rows(spec), "not a cone problem with k = 2")
+def _binary_cone_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    rows = binary_cone_rows(problem)
+    if rows is None:  # pragma: no cover - guarded by applies
+        raise InputError("privacy", "not a cone problem with k = 2")
     t_min, t_max = binary_ratio_range([(a, b) for a, b in rows if not (a == 0 and b == 0)])
-    return list(spec.inputs), binary_cone_optimum(t_min, t_max)
+    return _inputs(problem), binary_cone_optimum(t_min, t_max)
 
 
 # -- E for binary E-LDP entries -------------------------------------------------------------
 
+#: the notions 002 Thm 2 is stated for (E-LDP and its special cases)
+_E_LDP = (LDP, ELDP, HighLowLDP, BlockLDP)
 
-def _binary_E(spec: ClosedFormSpec) -> tuple[float, float] | None:
-    """``(ε12, ε21)`` when the single notion of a k = 2 spec is an E-LDP-type notion."""
-    if spec.k != 2 or len(spec.notions) != 1:
+
+def _binary_E(problem: Problem) -> tuple[float, float] | None:
+    """``(ε12, ε21)`` when the single notion of a k = 2 problem is an E-LDP-type notion."""
+    n = _single(problem, *_E_LDP)
+    if problem.k != 2 or n is None:
         return None
-    n = spec.notions[0]
-    kind = n["notion"]
-    if kind in ("ldp", "wc_lip"):
-        e = spec.epsilon(n)
-        return e, e
-    if kind == "eldp":
-        E = eldp_matrix(spec, n)
-        return float(E[0, 1]), float(E[1, 0])
-    if kind == "high_low":
-        e = spec.epsilon(n)
-        A = spec.subset(n, "sensitive")
-        return (e if 0 in A else math.inf), (e if 1 in A else math.inf)
-    if kind == "block":
-        e = spec.epsilon(n)
-        same = any(set(spec.subset({"b": b}, "b")) == {0, 1} for b in n.get("blocks", []))
-        return (e, e) if same else (math.inf, math.inf)
-    return None
+    E = n.eldp_matrix(2)
+    return float(E[0, 1]), float(E[1, 0])
 
 
-def _binary_E_applies(spec: ClosedFormSpec) -> bool:
-    return (
-        spec.k == 2 and spec.labeled_outputs_ok() and len(spec.notions) == 1
-        and spec.notions[0]["notion"] in ("ldp", "wc_lip", "eldp", "high_low", "block")
-    )
+def _binary_E_applies(problem: Problem) -> bool:
+    return _labeled_ok(problem) and _binary_E(problem) is not None
 
 
-def _eldp_printed_holds(spec: ClosedFormSpec) -> bool:
-    E = _binary_E(spec)
+def _eldp_printed_holds(problem: Problem) -> bool:
+    E = _binary_E(problem)
     return E is not None and E[0] == E[1]
 
 
 # -- individual entries -----------------------------------------------------------------------
 
 
-def _warner_applies(spec: ClosedFormSpec) -> bool:
-    return spec.k == 2 and spec.labeled_outputs_ok() and _is_ldp(spec) is not None
+def _warner_applies(problem: Problem) -> bool:
+    return problem.k == 2 and _labeled_ok(problem) and _single(problem, LDP) is not None
 
 
-def _warner_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    return list(spec.inputs), warner_rr(spec.epsilon(spec.notions[0]))
+def _warner_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    return _inputs(problem), warner_rr(problem.notions[0].epsilon)
 
 
-def _mmse_scale(spec: ClosedFormSpec) -> float | None:
+def _mmse_scale(problem: Problem) -> float | None:
     """``(f(x_2) - f(x_1))^2`` for a binary mmse objective (000 states f(X) = X)."""
-    from ..objectives import MMSE, REGISTRY
+    from ..objectives import MMSE
 
-    obj = spec.objective
-    if REGISTRY.get(obj.get("kind")) is not MMSE or obj.get("values") is None or spec.k != 2:
+    obj = problem.objective
+    if obj.type is not MMSE or obj.values is None or problem.k != 2:
         return None
-    v = [float(t) for t in obj["values"]]
+    v = [float(t) for t in obj.values]
     return (v[1] - v[0]) ** 2
 
 
-def _warner_formula(spec: ClosedFormSpec) -> float | None:
-    scale = _mmse_scale(spec)
+def _warner_formula(problem: Problem) -> float | None:
+    scale = _mmse_scale(problem)
     if scale is None:
         return None
-    P = spec.objective_prior()
-    return scale * binary_ldp_mse(float(P[1]), spec.epsilon(spec.notions[0]))
+    P = problem.objective.prior
+    return scale * binary_ldp_mse(float(P[1]), problem.notions[0].epsilon)
 
 
-def _mangat_sensitive(spec: ClosedFormSpec) -> tuple[int, float] | None:
-    """``(sensitive index, ε)`` when the spec is Mangat's setting (one of two inputs sensitive)."""
-    if spec.k != 2 or len(spec.notions) != 1:
+def _mangat_sensitive(problem: Problem) -> tuple[int, float] | None:
+    """``(sensitive index, ε)`` when the problem is Mangat's setting (one of two inputs sensitive)."""
+    if problem.k != 2:
         return None
-    n = spec.notions[0]
-    if n["notion"] in ("uldp", "high_low"):
-        S = spec.subset(n, "sensitive")
-        if len(S) == 1:
-            return S[0], spec.epsilon(n)
-        return None
-    if n["notion"] == "eldp":
-        E = eldp_matrix(spec, n)
+    n = _single(problem, ULDP, HighLowLDP, ELDP)
+    if isinstance(n, (ULDP, HighLowLDP)):
+        return (n.sensitive[0], n.epsilon) if len(n.sensitive) == 1 else None
+    if isinstance(n, ELDP):
+        E = n.matrix
         if math.isinf(E[1, 0]) and not math.isinf(E[0, 1]):
             return 0, float(E[0, 1])
         if math.isinf(E[0, 1]) and not math.isinf(E[1, 0]):
@@ -319,172 +251,143 @@ def _mangat_sensitive(spec: ClosedFormSpec) -> tuple[int, float] | None:
     return None
 
 
-def _mangat_applies(spec: ClosedFormSpec) -> bool:
-    if spec.k != 2 or not spec.labeled_outputs_ok() or len(spec.notions) != 1:
-        return False
-    n = spec.notions[0]
-    if n["notion"] in ("uldp", "high_low"):
-        return isinstance(n.get("sensitive"), (list, tuple)) and len(n["sensitive"]) == 1
-    if n["notion"] == "eldp":
-        try:
-            return _mangat_sensitive(spec) is not None
-        except InputError:
-            return False
-    return False
+def _mangat_applies(problem: Problem) -> bool:
+    return _labeled_ok(problem) and _mangat_sensitive(problem) is not None
 
 
-def _mangat_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    s, eps = _guarded(_mangat_sensitive(spec), "Mangat's RR needs exactly one sensitive input of two")
+def _mangat_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    s, eps = _mangat_sensitive(problem)  # type: ignore[misc]
     Q = mangat_rr(eps)  # rows/cols ordered (non-sensitive, sensitive)
     if s == 0:
         Q = Q[::-1, ::-1]
-    return list(spec.inputs), Q.copy()
+    return _inputs(problem), Q.copy()
 
 
-def _eldp_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    a, b = _binary_E(spec)  # type: ignore[misc]
-    return list(spec.inputs), binary_eldp_optimum(a, b)
+def _eldp_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    a, b = _binary_E(problem)  # type: ignore[misc]
+    return _inputs(problem), binary_eldp_optimum(a, b)
 
 
-def _eldp_corrected_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    a, b = _binary_E(spec)  # type: ignore[misc]
-    return list(spec.inputs), binary_eldp_optimum_corrected(a, b)
+def _eldp_corrected_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    a, b = _binary_E(problem)  # type: ignore[misc]
+    return _inputs(problem), binary_eldp_optimum_corrected(a, b)
 
 
-def _krr_applies(spec: ClosedFormSpec) -> bool:
-    return spec.labeled_outputs_ok() and _is_ldp(spec) is not None
+def _krr_applies(problem: Problem) -> bool:
+    return _labeled_ok(problem) and _single(problem, LDP) is not None
 
 
-def _krr_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    return list(spec.inputs), k_rr(spec.k, spec.epsilon(spec.notions[0]))
+def _krr_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    return _inputs(problem), k_rr(problem.k, problem.notions[0].epsilon)
 
 
-def _lip_applies(spec: ClosedFormSpec) -> bool:
-    n = _single(spec, "lip")
-    return n is not None and _lip_pure(n) and spec.labeled_outputs_ok()
+def _lip_applies(problem: Problem) -> bool:
+    return _pure_lip(problem) is not None and _labeled_ok(problem)
 
 
-def _lip_prior_eps(spec: ClosedFormSpec) -> tuple[np.ndarray, float]:
-    n = spec.notions[0]
-    return check_prior(n["prior"], "privacy[0].prior", k=spec.k), spec.epsilon(n)
+def _lip_prior_eps(problem: Problem) -> tuple[np.ndarray, float]:
+    n = problem.notions[0]
+    return np.asarray(n.prior, dtype=float), n.epsilon
 
 
-def _lip_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    P, eps = _lip_prior_eps(spec)
-    return list(spec.inputs), lip_rr(P, eps)
+def _lip_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    P, eps = _lip_prior_eps(problem)
+    return _inputs(problem), lip_rr(P, eps)
 
 
-def _lip_regime(spec: ClosedFormSpec) -> bool:
-    P, eps = _lip_prior_eps(spec)
+def _lip_regime(problem: Problem) -> bool:
+    P, eps = _lip_prior_eps(problem)
     return lip_rr_holds(P, eps)
 
 
-def _lip_calibrated_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    P, eps = _lip_prior_eps(spec)
-    return list(spec.inputs), lip_rr_calibrated(P, eps)
+def _lip_calibrated_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    P, eps = _lip_prior_eps(problem)
+    return _inputs(problem), lip_rr_calibrated(P, eps)
 
 
-def _binary_lip_applies(spec: ClosedFormSpec) -> bool:
-    return spec.k == 2 and _lip_applies(spec)
+def _binary_lip_applies(problem: Problem) -> bool:
+    return problem.k == 2 and _lip_applies(problem)
 
 
-def _binary_lip_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    P, eps = _lip_prior_eps(spec)
-    return list(spec.inputs), binary_lip_rr(float(P[1]), eps)
+def _binary_lip_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    P, eps = _lip_prior_eps(problem)
+    return _inputs(problem), binary_lip_rr(float(P[1]), eps)
 
 
-def _binary_lip_formula(spec: ClosedFormSpec) -> float | None:
-    scale = _mmse_scale(spec)
-    if scale is None:
-        return None
-    P, eps = _lip_prior_eps(spec)
-    Pobj = spec.objective_prior()
-    if not np.allclose(Pobj, P):
+def _binary_lip_formula(problem: Problem) -> float | None:
+    scale = _mmse_scale(problem)
+    if scale is None or not problem.notions[0].has_prior(problem.objective.prior):
         return None  # eq. (21) is stated for the LIP prior
+    P, eps = _lip_prior_eps(problem)
     return scale * binary_lip_mse(float(P[1]), eps)
 
 
-def _interval_of(spec: ClosedFormSpec) -> tuple[float, float]:
-    n = spec.notions[0]
-    Ps = _bp_priors(spec, n, 0)
-    p1 = [float(P[1]) for P in Ps]
+def _interval_of(problem: Problem) -> tuple[float, float]:
+    p1 = [float(P[1]) for P in problem.notions[0].priors]
     return min(p1), max(p1)
 
 
-def _uncertain_applies(spec: ClosedFormSpec) -> bool:
-    n = _single(spec, "bp_lip")
-    if spec.k != 2 or n is None or not spec.labeled_outputs_ok():
-        return False
-    return n.get("priors") is not None or (n.get("lower") is not None and n.get("upper") is not None)
+def _uncertain_applies(problem: Problem) -> bool:
+    return problem.k == 2 and _single(problem, BPLIP) is not None and _labeled_ok(problem)
 
 
-def _uncertain_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    a, b = _interval_of(spec)
-    return list(spec.inputs), uncertain_prior_lip_rr(a, b, spec.epsilon(spec.notions[0]))
+def _uncertain_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    a, b = _interval_of(problem)
+    return _inputs(problem), uncertain_prior_lip_rr(a, b, problem.notions[0].epsilon)
 
 
-def _uncertain_regime(spec: ClosedFormSpec) -> bool:
-    a, b = _interval_of(spec)
-    return uncertain_prior_lip_rr_holds(a, b, spec.epsilon(spec.notions[0]))
+def _uncertain_regime(problem: Problem) -> bool:
+    a, b = _interval_of(problem)
+    return uncertain_prior_lip_rr_holds(a, b, problem.notions[0].epsilon)
 
 
-def _uncertain_corrected_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    a, b = _interval_of(spec)
-    return list(spec.inputs), uncertain_prior_lip_optimum(a, b, spec.epsilon(spec.notions[0]))
+def _uncertain_corrected_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    a, b = _interval_of(problem)
+    return _inputs(problem), uncertain_prior_lip_optimum(a, b, problem.notions[0].epsilon)
 
 
-def _urr_applies(spec: ClosedFormSpec) -> bool:
-    n = _uldp(spec)
-    return n is not None and isinstance(n.get("sensitive"), (list, tuple)) and spec.labeled_outputs_ok()
+def _urr_applies(problem: Problem) -> bool:
+    return _single(problem, ULDP) is not None and _labeled_ok(problem)
 
 
-def _urr_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    n = spec.notions[0]
-    return list(spec.inputs), urr_channel(spec.k, spec.subset(n, "sensitive"), spec.epsilon(n))
+def _urr_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    n = problem.notions[0]
+    return _inputs(problem), urr_channel(problem.k, list(n.sensitive), n.epsilon)
 
 
-def _urappor_applies(spec: ClosedFormSpec) -> bool:
-    n = _uldp(spec)
-    return (n is not None and isinstance(n.get("sensitive"), (list, tuple))
-            and spec.free_outputs() and spec.k <= MAX_URAPPOR_CHANNEL_K)
+def _urappor_applies(problem: Problem) -> bool:
+    return (_single(problem, ULDP) is not None and problem.free_outputs
+            and problem.k <= MAX_URAPPOR_CHANNEL_K)
 
 
-def _urappor_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    n = spec.notions[0]
-    return urappor_channel(spec.k, spec.subset(n, "sensitive"), spec.epsilon(n))
+def _urappor_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    n = problem.notions[0]
+    return urappor_channel(problem.k, list(n.sensitive), n.epsilon)
 
 
-def _hadamard_applies(notion: str, field: str) -> Callable[[ClosedFormSpec], bool]:
-    """``applies`` of a Hadamard construction: one ``notion`` with a listed ``field``, ε > 0."""
+def _hadamard_applies(cls: type) -> Callable[[Problem], bool]:
+    """``applies`` of a Hadamard construction: one notion of class ``cls``, ε > 0, free outputs."""
 
-    def applies(spec: ClosedFormSpec) -> bool:
-        n = _single(spec, notion)
-        return (n is not None and spec.free_outputs() and spec.k <= MAX_CHANNEL_K
-                and isinstance(n.get(field), (list, tuple)) and _positive_eps(spec))
+    def applies(problem: Problem) -> bool:
+        n = _single(problem, cls)
+        return n is not None and problem.free_outputs and problem.k <= MAX_CHANNEL_K and n.epsilon > 0
 
     return applies
 
 
-def _hl_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    n = spec.notions[0]
-    A = spec.subset(n, "sensitive")
-    eps = spec.epsilon(n)
-    outs = high_low_hadamard_outputs(spec.k, A)
-    labels = outs[: len(outs) - (spec.k - len(A))] + [
-        f"d:{spec.inputs[x]}" for x in range(spec.k) if x not in A
-    ]
-    return labels, high_low_hadamard_channel(spec.k, A, eps)
+def _hl_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    n = problem.notions[0]
+    A = list(n.sensitive)
+    k = problem.k
+    outs = high_low_hadamard_outputs(k, A)
+    labels = outs[: len(outs) - (k - len(A))] + [f"d:{problem.inputs[x]}" for x in range(k) if x not in A]
+    return labels, high_low_hadamard_channel(k, A, n.epsilon)
 
 
-def _block_build(spec: ClosedFormSpec) -> tuple[list[str], np.ndarray]:
-    n = spec.notions[0]
-    blocks = [spec.subset({"b": b}, "b") for b in n["blocks"]]
-    eps = spec.epsilon(n)
-    return block_hadamard_outputs(spec.k, blocks), block_hadamard_channel(spec.k, blocks, eps)
-
-
-def _positive_eps(spec: ClosedFormSpec) -> bool:
-    return check_epsilon(spec.notions[0].get("epsilon"), "privacy[0].epsilon") > 0
+def _block_build(problem: Problem) -> tuple[list[str], np.ndarray]:
+    n = problem.notions[0]
+    blocks = [list(b) for b in n.blocks]
+    return block_hadamard_outputs(problem.k, blocks), block_hadamard_channel(problem.k, blocks, n.epsilon)
 
 
 _REGISTRY: tuple[ClosedForm, ...] = (
@@ -522,9 +425,9 @@ _REGISTRY: tuple[ClosedForm, ...] = (
     ClosedForm("urappor", "001 Def. 5 (uRAPPOR, θ = e^{ε/2}/(e^{ε/2}+1))", _urappor_applies, _urappor_build,
                note="outputs are bit strings; k <= 10"),
     ClosedForm("high_low_hadamard", "002 §5.1 eqs. (13)-(14), row H(i+1, .) as in eq. (15)",
-               _hadamard_applies("high_low", "sensitive"), _hl_build,
+               _hadamard_applies(HighLowLDP), _hl_build,
                note="eq. (13) as printed uses row H(i, .): not a channel"),
-    ClosedForm("block_hadamard", "002 §6.1", _hadamard_applies("block", "blocks"),
+    ClosedForm("block_hadamard", "002 §6.1", _hadamard_applies(BlockLDP),
                _block_build),
 )
 
@@ -541,23 +444,23 @@ def registry() -> list[ClosedForm]:
     return list(_REGISTRY)
 
 
-def applicable(spec: ClosedFormSpec) -> list[ClosedForm]:
-    """The closed forms whose ``applies(spec)`` is true.
+def applicable(problem: Problem) -> list[ClosedForm]:
+    """The closed forms whose ``applies(problem)`` is true (an ``InputError`` counts as false).
 
-    ``applies`` inspects the shape of the problem (k, notion kinds, outputs); ``build``
-    validates the numbers and raises :class:`~mechopt._errors.InputError` with the field.
-    An ``InputError`` raised while deciding applicability makes the form inapplicable.
+    A problem no closed form is stated for (a notion registered outside mechopt, say)
+    gets an empty list.
 
     Examples
     --------
-    >>> s = ClosedFormSpec(k=3, inputs=["a", "b", "c"], notions=[{"notion": "ldp", "epsilon": 1.0}])
-    >>> [c.name for c in applicable(s)]
+    >>> from mechopt import load_problem
+    >>> p = load_problem({"k": 3, "privacy": [{"notion": "ldp", "epsilon": 1.0}]})
+    >>> [c.name for c in applicable(p)]
     ['k_rr']
     """
     out = []
     for c in _REGISTRY:
         try:
-            ok = c.applies(spec)
+            ok = c.applies(problem)
         except InputError:
             ok = False
         if ok:
@@ -565,18 +468,17 @@ def applicable(spec: ClosedFormSpec) -> list[ClosedForm]:
     return out
 
 
-def closed_form_objective(spec: ClosedFormSpec, outputs: list[str], Q: np.ndarray) -> float | None:
-    """The spec's objective evaluated on a built closed form (``None`` if undefined for it).
+def closed_form_objective(problem: Problem, outputs: list[str], Q: np.ndarray) -> float | None:
+    """The problem's objective evaluated on a built closed form (``None`` if undefined for it).
 
     Examples
     --------
-    >>> s = ClosedFormSpec(k=2, inputs=["a", "b"], notions=[{"notion": "ldp", "epsilon": 1.0}],
-    ...                    objective={"kind": "expected_loss", "loss": "hamming"}, outputs="inputs")
-    >>> outs, Q = registry()[0].build(s)
-    >>> round(closed_form_objective(s, outs, Q), 6)
+    >>> from mechopt import load_problem
+    >>> p = load_problem({"k": 2, "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+    ...                   "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    >>> outs, Q = registry()[0].build(p)
+    >>> round(closed_form_objective(p, outs, Q), 6)
     0.268941
     """
-    if not spec.objective or spec.objective.get("kind") is None:
-        return None
-    return objective_value(Q, spec.objective, prior=spec.objective_prior(),
-                           labeled=list(outputs) == list(spec.inputs))
+    return objective_value(Q, problem.objective.to_spec(), prior=problem.objective.prior,
+                           labeled=list(outputs) == list(problem.inputs))

@@ -40,16 +40,6 @@ __all__ = [
     "di_to_lip_exact",
     "di_to_lip_bound",
     "prior_divergence",
-    "compose_parallel",
-    "compose_sequential",
-    "lip_composition_bound",
-    "bp_lip_composition_bound",
-    "sequential_composition_bound",
-    "total_variation",
-    "transfer_gap_bound",
-    "transfer_leakage_bound",
-    "transfer_condition",
-    "empirical_prior_gap_bound",
 ]
 
 
@@ -418,17 +408,3 @@ def di_to_lip_exact(prior: Sequence[float], epsilon: float) -> float:
     P = check_prior(prior)
     e = exp_or_inf(check_epsilon(epsilon))
     return _max_lip_over_cone(_di_rows(P, e), P)
-
-
-from ._transfer import (  # noqa: E402  (re-exported; _transfer reads _priors and lip_to_ldp_bound above)
-    compose_parallel,
-    compose_sequential,
-    lip_composition_bound,
-    bp_lip_composition_bound,
-    sequential_composition_bound,
-    total_variation,
-    transfer_gap_bound,
-    transfer_leakage_bound,
-    transfer_condition,
-    empirical_prior_gap_bound,
-)

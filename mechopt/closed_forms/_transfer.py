@@ -1,7 +1,9 @@
 """Composition and transferability from 003 (Jiang, Seif, Tandon, Li): Thm 4, Cor 4-7, Lemma 3.
 
-Split from :mod:`mechopt.closed_forms._relations` (which re-exports these names); the
-composition bounds read the one implementation in :mod:`mechopt._composition`.
+The composition bounds of Thm 4 and Cor. 4 (``lip_composition_bound``,
+``bp_lip_composition_bound``) live in :mod:`mechopt._composition`, shared with the privacy
+budget; :mod:`mechopt.closed_forms` re-exports them. Reads :mod:`._relations` (the
+LIP → LDP bound of eq. (12)); nothing here is read back by it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 from .._composition import lip_composition
 from .._errors import InputError
 from .._validation import check_channel, check_epsilon, check_k, check_prior, check_probability
-from ._relations import _priors, lip_to_ldp_bound
+from ._relations import lip_to_ldp_bound
 
 # -- Thm 4, Cor 4, Cor 5: composition -------------------------------------------------
 
@@ -66,37 +68,6 @@ def _epsilons(epsilons: Sequence[float]) -> list[float]:
     if not isinstance(epsilons, (list, tuple, np.ndarray)) or len(epsilons) == 0:
         raise InputError("epsilons", f"must be a non-empty list of budgets, got {epsilons!r}")
     return [check_epsilon(v, f"epsilons[{i}]") for i, v in enumerate(epsilons)]
-
-
-def lip_composition_bound(prior: Sequence[float], epsilons: Sequence[float]) -> float:
-    """003 Thm 4: leakage of ``n`` independent ``ε_k``-LIP releases of the same ``X``.
-
-    ``log(P_min + exp(sum_k min{2ε_k, log((e^{ε_k} - 1 + P_min)/P_min)}) (1 - P_min))``.
-
-    Examples
-    --------
-    >>> round(lip_composition_bound([0.5, 0.5], [math.log(2)]), 6)
-    0.693147
-    """
-    pm = float(check_prior(prior).min())
-    eps = _epsilons(epsilons)
-    return lip_composition(eps, [pm] * len(eps), pm)
-
-
-def bp_lip_composition_bound(priors: Sequence[Sequence[float]], epsilons: Sequence[float]) -> float:
-    """003 Cor. 4: the BP-LIP version of :func:`lip_composition_bound`.
-
-    ``log(minP + exp(sum_k ω_k)(1 - minP))``, ``ω_k = min{2ε_k, log((e^{ε_k} - 1 + maxP)/maxP)}``.
-
-    Examples
-    --------
-    >>> lip_composition_bound([0.5, 0.5], [1.0]) == bp_lip_composition_bound([[0.5, 0.5]], [1.0])
-    True
-    """
-    Ps = _priors(priors)
-    eps = _epsilons(epsilons)
-    mins = [float(P.min()) for P in Ps]
-    return lip_composition(eps, [max(mins)] * len(eps), min(mins))
 
 
 def sequential_composition_bound(joint: np.ndarray, epsilons: Sequence[float]) -> float:

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._composition import CompositionRule
 from .._errors import InputError
 from .._validation import check_epsilon
 
@@ -64,12 +65,13 @@ class Notion(ABC):
 
     A notion class declares its registry ``name``, its problem-file ``fields`` and the
     ``required`` ones (see :mod:`mechopt.notions._registry`) and how its reports compose
-    (``composition``: ``"additive"`` for budgets that add up under sequential
-    composition, ``"lip"`` / ``"bp_lip"`` for 003 Thm 4 / Cor. 4, ``None`` when the
-    budget code does not track it). Its instances give the column constraints (built
+    (``composition``: a :class:`~mechopt._composition.CompositionRule` — budgets that add
+    up, 003 Thm 4 / Cor. 4 for the LIP notions — or ``None`` when no rule is known; the
+    privacy budget, :class:`mechopt.runtime.PrivacyBudget`, reads it). Its instances give the column constraints (built
     once per ``k``), the E-matrix view, the zero-budget ties, the relaxation at a budget
     cap, a structured ray enumerator and the achieved budget. The exact check is not
-    here: :mod:`mechopt._verify` shares no code with constraint building.
+    here: the checker registered with the class (``register_notion(cls, checker=...)``)
+    decides it, sharing no code with constraint building.
     """
 
     name: str = ""
@@ -77,9 +79,13 @@ class Notion(ABC):
     fields: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     #: how reports compose under this notion (the privacy budget, mechopt.runtime)
-    composition: str | None = None
+    composition: CompositionRule | None = None
     #: the notion constrains each column by a convex cone (False only for ULDP)
     convex: bool = True
+    #: problem-file fields with one entry per input, checked against the number of inputs
+    #: before the notion is built: ``(field, "rows")`` for a k x k matrix, ``(field,
+    #: "entries")`` for a vector
+    per_input: tuple[tuple[str, str], ...] = ()
 
     def _freeze(self, field: str, array: np.ndarray) -> None:
         """Store ``array`` read-only as ``field`` (notions are frozen dataclasses)."""
@@ -133,6 +139,20 @@ class Notion(ABC):
         if eps is not None and eps > cap:
             return None
         return self
+
+    def ldp_equivalent(self, k: int) -> float | None:
+        """The largest ε such that every ε-LDP channel meets this notion (None when unknown).
+
+        The standard LDP mechanisms at this budget are the baselines of a problem
+        (:func:`mechopt.baselines`). The default reads the E-matrix view: ε-LDP implies
+        E-LDP iff ε is at most every finite off-diagonal budget (``inf`` when none is).
+        """
+        E = self.eldp_matrix(k)
+        if E is None:
+            return None
+        off = np.asarray(E, dtype=float)[~np.eye(k, dtype=bool)]
+        finite = off[np.isfinite(off)]
+        return float(finite.min()) if len(finite) else INF
 
     def structured_rays(self, k: int) -> np.ndarray | None:
         """The extreme rays of this notion's cone alone, when a structured enumerator knows them (else None)."""

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._composition import ADDITIVE
 from .._errors import InputError
 from .._validation import check_epsilon, check_number_or_inf
 
@@ -44,6 +45,7 @@ class ELDP(Notion):
     name = "eldp"
     fields = ("matrix",)
     required = ("matrix",)
+    per_input = (("matrix", "rows"),)
 
     def __post_init__(self):
         M = self.matrix
@@ -147,7 +149,7 @@ class LDP(Notion):
     name = "ldp"
     fields = ("epsilon",)
     required = ("epsilon",)
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -178,6 +180,10 @@ class LDP(Notion):
 
     def ray_count(self, k: int) -> int:
         return 2**k - 2
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
 
 
 @dataclass(frozen=True)
@@ -238,7 +244,7 @@ class BlockLDP(Notion):
     name = "block"
     fields = ("epsilon", "blocks")
     required = ("epsilon", "blocks")
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -287,6 +293,10 @@ class BlockLDP(Notion):
     def ray_count(self, k: int) -> int:
         return sum(2 ** len(b) for b in self.blocks)
 
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
+
 
 @dataclass(frozen=True)
 class _SensitiveInputs(Notion):
@@ -296,7 +306,7 @@ class _SensitiveInputs(Notion):
     sensitive: Any = ()
     fields = ("epsilon", "sensitive")
     required = ("epsilon", "sensitive")
-    composition = "additive"
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -307,6 +317,10 @@ class _SensitiveInputs(Notion):
         if len(set(s)) != len(s):
             raise InputError("sensitive", "must not repeat a label")
         return replace(self, sensitive=tuple(s))
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
 
 
 @dataclass(frozen=True)
@@ -369,7 +383,8 @@ class MetricLDP(Notion):
     name = "metric"
     fields = ("epsilon", "edges", "distance")
     required = ("epsilon",)
-    composition = "additive"
+    per_input = (("distance", "rows"),)
+    composition = ADDITIVE
 
     def __post_init__(self):
         self._check_epsilon()
@@ -435,6 +450,13 @@ class MetricLDP(Notion):
         v = np.array(list(W.values()))
         G = sp.csr_matrix((np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), shape=(k, k))
         return dijkstra(G, directed=False)
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP at ε times the shortest distance implies ε-metric privacy (``inf``: no finite distance)."""
+        D = self.distances(k)
+        off = D[~np.eye(len(D), dtype=bool)]
+        finite = off[np.isfinite(off)]
+        return float(self.epsilon) * float(finite.min()) if len(finite) else INF
 
     def eldp_matrix(self, k: int) -> np.ndarray:
         D = self.distances(k)

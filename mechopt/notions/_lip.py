@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._composition import CompositionRule
 from .._errors import InputError
 from .._validation import check_delta, check_number_or_inf, check_prior
 
@@ -68,6 +69,26 @@ def _lip_budget(Q: np.ndarray, prior: np.ndarray, delta: float = 0.0) -> float:
     return worst
 
 
+#: two priors are the same prior when every entry agrees within this absolute tolerance:
+#: the same numbers written twice (a LIP prior and the objective's prior copied from it or
+#: from the same file), not two nearby priors. The LIP pricing and the closed forms stated
+#: "for the LIP prior" need the objective's prior to be the notion's.
+SAME_PRIOR_ATOL = 1e-15
+
+
+def same_prior(p: Any, q: Any) -> bool:
+    """Whether ``p`` and ``q`` are the same prior (entrywise within :data:`SAME_PRIOR_ATOL`).
+
+    Examples
+    --------
+    >>> same_prior([0.25, 0.75], [0.25, 0.75]), same_prior([0.25, 0.75], [0.25 + 1e-9, 0.75 - 1e-9])
+    (True, False)
+    """
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    return p.shape == q.shape and bool(np.allclose(p, q, rtol=0, atol=SAME_PRIOR_ATOL))
+
+
 @dataclass(frozen=True)
 class LIP(Notion):
     """(ε, δ)-local information privacy for a known prior.
@@ -91,7 +112,9 @@ class LIP(Notion):
     name = "lip"
     fields = ("epsilon", "prior", "delta")
     required = ("epsilon", "prior")
-    composition = "lip"
+    per_input = (("prior", "entries"),)
+    composition = CompositionRule("lip_prior", "003 Thm 4", "prior",
+                                  "003 Thm 4 depends on the smallest prior probability")
 
     def __post_init__(self):
         self._check_epsilon()
@@ -129,6 +152,14 @@ class LIP(Notion):
 
     def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
         return _lip_ties(self.epsilon, self.delta, k, below)
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
+
+    def has_prior(self, prior: Any) -> bool:
+        """Whether ``prior`` is this notion's prior (see :func:`same_prior`)."""
+        return same_prior(self.prior, prior)
 
     def structured_rays(self, k: int) -> np.ndarray | None:
         """Vertices of the slice ``{P·q = 1, e^-ε <= q <= e^ε}``: all coordinates at a bound but one."""
@@ -254,7 +285,8 @@ class BPLIP(Notion):
     name = "bp_lip"
     fields = ("epsilon", "priors", "lower", "upper")
     required = ("epsilon",)
-    composition = "bp_lip"
+    per_input = (("lower", "entries"), ("upper", "entries"))
+    composition = CompositionRule("lip_prior_set", "003 Cor. 4", "priors", "003 Cor. 4")
 
     def __post_init__(self):
         self._check_epsilon()
@@ -313,6 +345,10 @@ class BPLIP(Notion):
 
     def tie_groups(self, k: int, *, below: float) -> list[tuple[int, int]]:
         return _lip_ties(self.epsilon, 0.0, k, below)
+
+    def ldp_equivalent(self, k: int) -> float:
+        """ε-LDP implies this notion at its own ε."""
+        return float(self.epsilon)
 
     def ray_count(self, k: int) -> int | None:
         # a box's rays come from chains of 3 input sets (solvers/free/_exact_dd.py, measured

@@ -1,9 +1,9 @@
 """The registry of privacy notions: the one list of notion names, and how to build one.
 
 The parser (:func:`notion_from_spec`), the mechanism file's JSON Schema
-(:func:`mechopt._mechanism.mechanism_schema` fills its enum from here), the exact
-verifier (its checkers are keyed by these names) and the privacy budget (composition
-rules) all read this registry; ``tests/test_notions.py`` checks they agree.
+(:func:`mechopt._mechanism.mechanism_schema` fills its enum from here) and the exact
+verifier (each entry carries its notion's checker) read this registry;
+``tests/test_notions.py`` checks they agree.
 
 A new notion is a :class:`~mechopt.notions.Notion` subclass with a ``name``, its problem-
 file ``fields`` and ``required`` fields, registered with :func:`register_notion` — from
@@ -19,14 +19,15 @@ from typing import Any, Callable, Sequence
 
 from .._errors import InputError
 
-#: an exact checker: ``checker(Q, notion) -> (ok, detail)``, deciding every inequality
-#: of the notion exactly on the matrix as written (see :mod:`mechopt._verify`)
+#: an exact checker: ``checker(Q, notion) -> (ok, detail)`` (optionally a third item, the
+#: worst slack in floats), deciding every inequality of the notion exactly on the matrix as
+#: written (see :mod:`mechopt._verify`)
 Checker = Callable[[Any, Any], "tuple[bool, str]"]
 
 
 @dataclass(frozen=True)
 class NotionType:
-    """A registered notion: its class, its problem-file fields and (if external) its checker."""
+    """A registered notion: its class, its problem-file fields and its exact checker."""
 
     name: str
     cls: type
@@ -42,8 +43,9 @@ REGISTRY: dict[str, NotionType] = {}
 def register_notion(cls: type, *, checker: Checker | None = None, builtin: bool = False) -> type:
     """Register a notion class under ``cls.name`` (its ``fields`` and ``required`` class attributes).
 
-    Built-in notions are checked by :mod:`mechopt._verify`'s own checkers; any other must
-    bring ``checker``. Returns ``cls`` (so it can be used as a decorator).
+    Every notion brings its exact ``checker`` (the built-in ones come from
+    :mod:`mechopt._verify`; ``builtin`` marks the notions shipped with mechopt). Returns
+    ``cls``.
 
     Examples
     --------
@@ -55,7 +57,7 @@ def register_notion(cls: type, *, checker: Checker | None = None, builtin: bool 
         raise InputError("notion", f"a notion class needs a non-empty 'name', got {name!r}")
     if name in REGISTRY and REGISTRY[name].cls is not cls:
         raise InputError("notion", f"a notion named {name!r} is already registered")
-    if not builtin and checker is None:
+    if checker is None:
         raise InputError("notion", f"notion {name!r} needs an exact checker (checker=...): the verifier decides "
                          "every claim exactly")
     fields = frozenset(getattr(cls, "fields", ()))

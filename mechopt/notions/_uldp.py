@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._composition import CompositionRule
 from .._errors import InputError
 
 from ._base import ColumnConstraints, Notion, _empty_constraints, _ratio_budget
@@ -65,6 +66,8 @@ class ULDP(_SensitiveInputs):
 
     name = "uldp"
     convex = False
+    composition = CompositionRule("additive", "001 Prop. 1, sum of epsilons", "sensitive",
+                                  "001 Prop. 1 composes reports with a common X_S")
 
     def groups(self, k: int):
         idx = np.arange(k)

@@ -41,12 +41,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
-from mechopt._composition import lip_composition
+from mechopt._composition import (CompositionRule, bp_lip_composition_bound, check_p_min,
+                                  ldp_composition, lip_composition_bound, lip_sequence_composition_bound, prior_min)
 from mechopt._errors import InputError, MechoptError
-from mechopt.notions import REGISTRY
-from mechopt._validation import check_epsilon, check_prior
+from mechopt._validation import check_epsilon
+from mechopt.notions import LDP, REGISTRY, Notion
 
 __all__ = [
     "BUDGET_NOTIONS",
@@ -60,11 +60,42 @@ __all__ = [
     "memoization_savings",
 ]
 
-#: notions whose budgets add up under sequential composition: read from the notions'
-#: own ``composition`` (mechopt.notions registry)
-_ADDITIVE = tuple(name for name, t in REGISTRY.items() if t.builtin and t.cls.composition == "additive")
-#: Notions a :class:`PrivacyBudget` can account for.
-BUDGET_NOTIONS = (*_ADDITIVE, "lip", "bp_lip", "lip_sequence")
+#: the budget-only rule of a correlated sequence of LIP releases (003 Cor. 5): not a notion
+#: of one channel, so a ledger names it rather than a notion
+LIP_SEQUENCE = CompositionRule("lip_sequence", "003 Cor. 5", "joint_p_min", "003 Cor. 5")
+
+
+def _ledger_notions(*, builtin_only: bool = False) -> tuple[str, ...]:
+    """The registered notions that declare a composition rule (additive ones first), then ``lip_sequence``."""
+    names = [n for n, t in REGISTRY.items()
+             if t.cls.composition is not None and (t.builtin or not builtin_only)]
+    names.sort(key=lambda n: REGISTRY[n].cls.composition.kind != "additive")
+    return (*names, LIP_SEQUENCE.kind)
+
+
+#: Built-in notions a :class:`PrivacyBudget` can account for (every registered notion with a
+#: ``composition`` rule, plus ``lip_sequence``).
+BUDGET_NOTIONS = _ledger_notions(builtin_only=True)
+
+
+def _composition_of(notion: object) -> tuple[str, CompositionRule, Notion | None]:
+    """``(name, rule, instance)`` of a ledger's notion: a Notion, a Notion class or a registered name."""
+    if isinstance(notion, str):
+        if notion == LIP_SEQUENCE.kind:
+            return notion, LIP_SEQUENCE, None
+        entry = REGISTRY.get(notion)
+        cls, instance = (entry.cls if entry is not None else None), None
+    elif isinstance(notion, Notion):
+        cls, instance = type(notion), notion
+    elif isinstance(notion, type) and issubclass(notion, Notion):
+        cls, instance = notion, None
+    else:
+        cls = instance = None
+    rule = getattr(cls, "composition", None)
+    if not isinstance(rule, CompositionRule):
+        raise InputError("notion", f"must be one of {', '.join(_ledger_notions())} (a notion with a composition "
+                                   f"rule), got {notion!r}")
+    return cls.name, rule, instance
 
 
 class BudgetExceededError(MechoptError):
@@ -94,182 +125,11 @@ class BudgetExceededError(MechoptError):
             "the report was refused and nothing was recorded")
 
 
-def _epsilons(values: Iterable[float], field: str = "epsilons") -> list[float]:
-    out = [check_epsilon(v, f"{field}[{i}]", allow_inf=True) for i, v in enumerate(values)]
-    if not out:
-        raise InputError(field, "must contain at least one report's epsilon, got none")
-    return out
-
-
-def _p_min(value: object, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            0.0 < float(value) <= 1.0):
-        raise InputError(field, f"must lie in (0, 1], got {value!r} (a prior with a zero "
-                                "entry makes the LIP composition bound infinite)")
-    return float(value)
-
-
-def _prior_min(prior: Sequence[float], field: str) -> float:
-    values = check_prior(prior, field)
-    if len(values) < 2:
-        raise InputError(field, f"must have at least 2 entries, got {prior!r}")
-    return _p_min(float(values.min()), f"min({field})")
-
-
-def ldp_composition(epsilons: Iterable[float]) -> float:
-    """Basic sequential composition of ε-LDP reports: ``Σ ε_k``.
-
-    Also the rule of ULDP with a common sensitive set (001 Prop. 1: ``(X_S, Y_0P, ε_0)``
-    then ``(X_S, Y_1P, ε_1)`` gives ``(X_S, (Y_0 × Y_1)_P, ε_0 + ε_1)``-ULDP) and of the
-    E-LDP notions with a fixed pattern. Summed exactly on the decimal values.
-
-    Parameters
-    ----------
-    epsilons : iterable of float
-        The budget of each report.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> ldp_composition([0.1] * 10)
-    1.0
-    """
-    eps = _epsilons(epsilons)
-    if any(math.isinf(e) for e in eps):
-        return math.inf
-    return float(sum((Fraction(str(e)) for e in eps), Fraction(0)))
-
-
-def lip_composition_bound(epsilons: Iterable[float], p_min: float) -> float:
-    """Leakage bound of ``n`` independent ε_k-LIP reports about one input (003 Thm 4).
-
-    As printed in 003 (Jiang, Seif, Tandon, Li), Theorem 4::
-
-        L_LIP(X; Y_1^n) ≤ ln( P_min + exp(Σ_k min{2ε_k, ln((e^{ε_k} − 1 + P_min)/P_min)})
-                                     · (1 − P_min) ),     P_min = min_x P_X(x),
-
-    for mechanisms that each satisfy ε_k-LIP under the same prior ``P_X`` and whose
-    outputs are independent given ``X``.
-
-    Parameters
-    ----------
-    epsilons : iterable of float
-        ``ε_1 … ε_n``.
-    p_min : float
-        Smallest prior probability, in ``(0, 1]``.
-
-    Returns
-    -------
-    float
-        The bound (natural log).
-
-    Examples
-    --------
-    >>> round(lip_composition_bound([1.0, 1.0], 0.25), 4)
-    3.7184
-    """
-    eps = _epsilons(epsilons)
-    p = _p_min(p_min, "p_min")
-    return lip_composition(eps, [p] * len(eps), p)
-
-
-def bp_lip_composition_bound(epsilons: Iterable[float],
-                             priors: Sequence[Sequence[float]]) -> float:
-    """Leakage bound of ``n`` ε_k-BP-LIP reports for a bounded prior set (003 Cor. 4).
-
-    As printed in 003, Corollary 4::
-
-        L_BP-LIP(X; Y_1^n) ≤ ln( min P^bp_min + exp(Σ_k ω_k) (1 − min P^bp_min) ),
-        ω_k = min{2ε_k, ln((e^{ε_k} − 1 + max P^bp_min) / max P^bp_min)},
-
-    ``min P^bp_min = min_{x, P} P(x)`` and ``max P^bp_min = max_P min_x P(x)`` over the
-    prior set. The set is given by the listed priors; ``max P^bp_min`` is taken over the
-    list, which is at most its value over their convex hull and so gives a larger (more
-    conservative) ``ω_k``.
-
-    Parameters
-    ----------
-    epsilons : iterable of float
-        ``ε_1 … ε_n``.
-    priors : sequence of probability vectors
-        The prior set (a finite list, e.g. the vertices of a box ∩ simplex).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> b = bp_lip_composition_bound([1.0, 1.0], [[0.25, 0.75], [0.5, 0.5]])
-    >>> round(b, 4)
-    2.7089
-    """
-    eps = _epsilons(epsilons)
-    if not priors:
-        raise InputError("priors", "must list at least one prior, got none")
-    mins = [_prior_min(p, f"priors[{i}]") for i, p in enumerate(priors)]
-    lo, hi = min(mins), max(mins)
-    return lip_composition(eps, [hi] * len(eps), lo)
-
-
-def lip_sequence_composition_bound(epsilons: Iterable[float],
-                                   marginal_p_mins: Iterable[float],
-                                   joint_p_min: float) -> float:
-    """Leakage bound for a correlated data sequence ``X_1 … X_n`` (003 Cor. 5, eq. 11).
-
-    Report ``k`` is an ε_k-LIP release of ``X_k`` alone (under ``X_k``'s marginal prior).
-    As printed in 003, eq. (11)::
-
-        L_LIP(X_1^n; Y_1^n) ≤ ln( P^min_{X_1^n}
-                + exp(Σ_k min{2ε_k, ln((e^{ε_k} − 1 + P^k_min)/P^k_min)}) (1 − P^min_{X_1^n}) ),
-
-    ``P^min_{X_1^n}`` the smallest probability of the joint distribution of the sequence,
-    ``P^k_min`` the smallest probability of ``X_k``'s marginal.
-
-    Parameters
-    ----------
-    epsilons : iterable of float
-        ``ε_1 … ε_n``.
-    marginal_p_mins : iterable of float
-        ``P^k_min`` for each report, same length.
-    joint_p_min : float
-        ``P^min_{X_1^n}``.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> round(lip_sequence_composition_bound([1.0], [0.25], 0.25), 4)
-    1.7564
-    """
-    eps = _epsilons(epsilons)
-    mins = [_p_min(p, f"marginal_p_mins[{i}]") for i, p in enumerate(marginal_p_mins)]
-    if len(mins) != len(eps):
-        raise InputError("marginal_p_mins", f"must give one value per report ({len(eps)}), "
-                                            f"got {len(mins)}")
-    joint = _p_min(joint_p_min, "joint_p_min")
-    return lip_composition(eps, mins, joint)
-
-
 @dataclass(frozen=True)
 class _Entry:
     epsilon: float
     total: float
     replay: bool = False
-
-
-#: the parameter each notion's ledger needs: (argument, verb of the message, why)
-_REQUIRED_PARAMETER = {
-    "lip": ("prior", "is", "003 Thm 4 depends on the smallest prior probability"),
-    "bp_lip": ("priors", "are", "003 Cor. 4"),
-    "lip_sequence": ("joint_p_min", "is", "003 Cor. 5"),
-    "uldp": ("sensitive", "is", "001 Prop. 1 composes reports with a common X_S"),
-}
 
 
 class PrivacyBudget:
@@ -284,9 +144,12 @@ class PrivacyBudget:
     ----------
     limit : float
         The largest total leakage (natural log) the user accepts; ``inf`` for no limit.
-    notion : str
-        One of ``ldp``, ``block``, ``high_low``, ``metric``, ``uldp``, ``lip``,
-        ``bp_lip``, ``lip_sequence``.
+    notion : Notion, Notion class or str
+        The notion every report satisfies: its class's ``composition`` rule decides the
+        bound. A registered name (``ldp``, ``block``, ``high_low``, ``metric``, ``uldp``,
+        ``lip``, ``bp_lip``) is resolved through the registry; ``lip_sequence`` names the
+        rule of a correlated sequence (003 Cor. 5). A notion *instance* also gives the
+        rule's parameter when it holds it (a LIP notion its ``prior``).
     prior : sequence of float, keyword-only
         ``lip``: the prior every report's mechanism was designed for.
     priors : sequence of sequences, keyword-only
@@ -318,15 +181,12 @@ class PrivacyBudget:
     1.1 1.0
     """
 
-    def __init__(self, limit: float, notion: str, *, prior: Sequence[float] | None = None,
+    def __init__(self, limit: float, notion: Notion | type | str, *, prior: Sequence[float] | None = None,
                  priors: Sequence[Sequence[float]] | None = None,
                  joint_p_min: float | None = None,
                  sensitive: Iterable[str] | None = None):
         self.limit = check_epsilon(limit, "limit", allow_inf=True)
-        if notion not in BUDGET_NOTIONS:
-            raise InputError("notion", f"must be one of {', '.join(BUDGET_NOTIONS)}, "
-                                       f"got {notion!r}")
-        self.notion = notion
+        self.notion, self.rule, instance = _composition_of(notion)
         self._entries: list[_Entry] = []
         self._memo: dict[str, float] = {}
         self._marginal_mins: list[float] = []
@@ -334,21 +194,25 @@ class PrivacyBudget:
         self.priors: list[list[float]] | None = None
         self.joint_p_min: float | None = None
         self.sensitive: frozenset[str] | None = None
-        if notion in _REQUIRED_PARAMETER:
-            field, verb, why = _REQUIRED_PARAMETER[notion]
-            value = {"prior": prior, "priors": priors, "joint_p_min": joint_p_min, "sensitive": sensitive}[field]
-            if value is None or (field == "priors" and not value):
-                raise InputError(field, f"{verb} required for notion {notion!r} ({why})")
-        if notion == "lip":
-            self.p_min = _prior_min(prior, "prior")
-        elif notion == "bp_lip":
-            for i, p in enumerate(priors):
-                _prior_min(p, f"priors[{i}]")
-            self.priors = [[float(v) for v in p] for p in priors]
-        elif notion == "lip_sequence":
-            self.joint_p_min = _p_min(joint_p_min, "joint_p_min")
-        elif notion == "uldp":
-            self.sensitive = self._label_set(sensitive, "sensitive")
+        field = self.rule.parameter
+        if field is None:
+            return
+        value = {"prior": prior, "priors": priors, "joint_p_min": joint_p_min, "sensitive": sensitive}[field]
+        if value is None and instance is not None:
+            value = getattr(instance, field, None)
+        if value is None or (field == "priors" and not len(value)):
+            verb = "are" if field == "priors" else "is"
+            raise InputError(field, f"{verb} required for notion {self.notion!r} ({self.rule.why})")
+        if field == "prior":
+            self.p_min = prior_min(value, "prior")
+        elif field == "priors":
+            for i, p in enumerate(value):
+                prior_min(p, f"priors[{i}]")
+            self.priors = [[float(v) for v in p] for p in value]
+        elif field == "joint_p_min":
+            self.joint_p_min = check_p_min(value, "joint_p_min")
+        else:
+            self.sensitive = self._label_set(value, "sensitive")
 
     @staticmethod
     def _label_set(labels: Iterable[str], field: str) -> frozenset[str]:
@@ -379,16 +243,6 @@ class PrivacyBudget:
     def replays(self) -> int:
         """Number of recorded reports that replayed a memoized response (free)."""
         return sum(e.replay for e in self._entries)
-
-    def _rule(self) -> str:
-        return {"ldp": "basic composition, sum of epsilons",
-                "block": "basic composition, sum of epsilons",
-                "high_low": "basic composition, sum of epsilons",
-                "metric": "basic composition, sum of epsilons",
-                "uldp": "001 Prop. 1, sum of epsilons",
-                "lip": "003 Thm 4",
-                "bp_lip": "003 Cor. 4",
-                "lip_sequence": "003 Cor. 5"}[self.notion]
 
     def would_spend(self, report_epsilon: float, *, prior: Sequence[float] | None = None,
                     sensitive: Iterable[str] | None = None, memo_key: str | None = None) -> float:
@@ -430,12 +284,13 @@ class PrivacyBudget:
                                              "same mechanism's response")
             return self.spent
         history = [e.epsilon for e in self._entries if not e.replay] + [eps]
-        if self.notion in _ADDITIVE:
-            if self.notion == "uldp":
+        kind = self.rule.kind
+        if kind == "additive":
+            if self.sensitive is not None:
                 if sensitive is None:
                     raise InputError("sensitive", "is required for a ULDP report: the "
                                                   "report mechanism's sensitive set X_S")
-                missing = sorted((self.sensitive or frozenset()) - self._label_set(sensitive, "sensitive"))
+                missing = sorted(self.sensitive - self._label_set(sensitive, "sensitive"))
                 if missing:
                     raise InputError("sensitive", f"the report's mechanism does not protect "
                                                   f"{missing!r}, which this budget treats "
@@ -444,14 +299,14 @@ class PrivacyBudget:
             return ldp_composition(history)
         if len(history) == 1:
             return eps  # one LIP report leaks at most its own ε (definition)
-        if self.notion == "lip":
+        if kind == "lip_prior":
             return lip_composition_bound(history, float(self.p_min or 0.0))
-        if self.notion == "bp_lip":
+        if kind == "lip_prior_set":
             return bp_lip_composition_bound(history, self.priors or [])
         if prior is None:
             raise InputError("prior", "is required for a 'lip_sequence' report: the "
                                       "marginal prior of the datum it releases (003 Cor. 5)")
-        mins = [*self._marginal_mins, _prior_min(prior, "prior")]
+        mins = [*self._marginal_mins, prior_min(prior, "prior")]
         return lip_sequence_composition_bound(history, mins, float(self.joint_p_min or 0.0))
 
     def spend(self, report_epsilon: float, *, prior: Sequence[float] | None = None,
@@ -490,9 +345,9 @@ class PrivacyBudget:
         total = self.would_spend(report_epsilon, prior=prior, sensitive=sensitive, memo_key=memo_key)
         if total > self.limit:
             raise BudgetExceededError(self.notion, self.limit, self.spent,
-                                      float(report_epsilon), total, self._rule())
-        if self.notion == "lip_sequence" and not replay:
-            self._marginal_mins.append(_prior_min(prior or [], "prior"))
+                                      float(report_epsilon), total, self.rule.source)
+        if self.rule is LIP_SEQUENCE and not replay:
+            self._marginal_mins.append(prior_min(prior or [], "prior"))
         if memo_key is not None and not replay:
             self._memo[memo_key] = check_epsilon(report_epsilon, "report_epsilon", allow_inf=True)
         self._entries.append(_Entry(float(report_epsilon), total, replay))
@@ -540,7 +395,7 @@ class MemoizationSavings:
 MAX_ROUNDS = 1_000_000
 
 
-def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **params) -> MemoizationSavings:
+def memoization_savings(epsilon: float, rounds: int, notion: Notion | type | str = LDP, **params) -> MemoizationSavings:
     """What memoization saves: the bound after each of ``rounds`` reports of an unchanged value.
 
     Two ledgers (:class:`PrivacyBudget` without a limit) receive the same ``rounds``
@@ -554,8 +409,8 @@ def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **para
         Budget of each report's mechanism under ``notion``.
     rounds : int
         Number of collection rounds, ``>= 1``.
-    notion : str
-        A ledger notion (:data:`BUDGET_NOTIONS`).
+    notion : Notion, Notion class or str
+        A ledger notion, as for :class:`PrivacyBudget` (default ε-LDP).
     **params
         The notion's parameters, as for :class:`PrivacyBudget` (``prior=`` for ``lip``,
         ``priors=`` for ``bp_lip``, ``sensitive=`` for ``uldp`` — then also used for each
@@ -585,10 +440,11 @@ def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **para
         # one bound per round is returned: 10**400 rounds would never finish
         raise InputError("rounds", f"must be at most {MAX_ROUNDS:,} (one bound is returned per round), "
                                    f"got {rounds!r}")
+    name, rule, _ = _composition_of(notion)
     report = {}
-    if notion == "uldp":
+    if rule.parameter == "sensitive":
         report["sensitive"] = params.get("sensitive")
-    if notion == "lip_sequence":
+    if rule is LIP_SEQUENCE:
         report["prior"] = params.pop("prior", None)
     fresh = PrivacyBudget(math.inf, notion, **params)
     memo = PrivacyBudget(math.inf, notion, **params)
@@ -596,4 +452,4 @@ def memoization_savings(epsilon: float, rounds: int, notion: str = "ldp", **para
     for _ in range(rounds):
         out_fresh.append(fresh.spend(epsilon, **report))
         out_memo.append(memo.spend(epsilon, memo_key="value", **report))
-    return MemoizationSavings(notion, float(epsilon), out_fresh, out_memo)
+    return MemoizationSavings(name, float(epsilon), out_fresh, out_memo)

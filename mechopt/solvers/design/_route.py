@@ -24,7 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..._errors import InputError
-from ...notions import LDP
+from ...notions import LDP, WCLIP
 from .._outcome import Candidate, Failure, FamilyCandidate, Progress
 from ._colgen import PROVEN_REL_GAP
 
@@ -38,7 +38,7 @@ STAIRCASE_MAX_K = 60
 
 def ldp_epsilon(notions) -> float | None:
     """The ε if every notion is ε-LDP or WC-LIP (the smallest one), else None."""
-    if not notions or not all(type(n) is LDP or n.name == "wc_lip" for n in notions):
+    if not notions or not all(type(n) in (LDP, WCLIP) for n in notions):
         return None
     return min(n.epsilon for n in notions)
 

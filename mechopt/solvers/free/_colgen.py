@@ -113,12 +113,12 @@ def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
         u = notions[0]
         others = [x for x in range(k) if x not in set(u.sensitive)]
         return ConeSet([Staircases(everyone, everyone, u.epsilon)], _units(k, others), np.ones(len(others), bool),
-                       "uldp")
+                       u.name)
     if len(notions) == 1 and isinstance(notions[0], LIP):
         n = notions[0]
-        if n.delta != 0 or not np.allclose(obj.prior, n.prior, rtol=0, atol=1e-15):
+        if n.delta != 0 or not n.has_prior(obj.prior):
             return None
-        return ConeSet([LipSlice(np.asarray(n.prior, dtype=float), n.epsilon)], *none, "lip")
+        return ConeSet([LipSlice(np.asarray(n.prior, dtype=float), n.epsilon)], *none, n.name)
     if any(isinstance(n, ULDP) for n in notions):
         return None
     Es = [n.eldp_matrix(k) for n in notions]
@@ -130,18 +130,18 @@ def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
         if not all(np.all(D <= E2 + 1e-15) for E2 in Es):
             continue
         if isinstance(n, LDP):  # also WC-LIP
-            return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, "ldp")
+            return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, LDP.name)
         if isinstance(n, BlockLDP):
             pieces = [Staircases(np.array(b), np.array(b), n.epsilon) for b in n.blocks if len(b) > 1]
             singles = [b[0] for b in n.blocks if len(b) == 1]
-            return ConeSet(pieces, _units(k, singles), np.zeros(len(singles), bool), "block")
+            return ConeSet(pieces, _units(k, singles), np.zeros(len(singles), bool), n.name)
         if isinstance(n, HighLowLDP):
             A = np.array(sorted(set(n.sensitive)))
             rest = [x for x in range(k) if x not in set(A.tolist())]
             if not rest:
-                return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, "ldp")
+                return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, LDP.name)
             return ConeSet([Staircases(everyone, A, n.epsilon)], _units(k, rest), np.zeros(len(rest), bool),
-                           "high_low")
+                           n.name)
     return None
 
 

@@ -29,6 +29,7 @@ from ..._errors import SolverError
 from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
 from ..._objectives import column_utility
 from ..._problem import Objective
+from ...notions import LIP, same_prior
 from .._colgen_loop import FAILED, NO_COLUMN, Found, Round, run
 from ..backends._adapters import get_backend
 from ._rays import slice_candidates
@@ -237,7 +238,7 @@ def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray,
     k = len(obj.prior)
     P = np.asarray(P_cone, dtype=float)
     c = obj.values * obj.prior
-    pricer = price_mmse_lip if kind == "lip" else price_mmse_ldp
+    pricer = price_mmse_lip if kind == LIP.name else price_mmse_ldp
 
     def price(d, scale):
         new = pricer(c, P, d, eps)
@@ -395,7 +396,7 @@ def column_generation_separable(obj: Objective, eps: float, P_cone: np.ndarray, 
     t0 = time.perf_counter()
     k = len(obj.prior)
     P = np.asarray(P_cone, dtype=float)
-    if not np.allclose(P, obj.prior, atol=1e-15):
+    if not same_prior(P, obj.prior):
         raise SolverError("column generation needs the objective's prior to equal the LIP prior")
     exact_ok = k * 2 ** (k - 1) <= EXACT_PRICING_MAX
     exact_rounds = 0

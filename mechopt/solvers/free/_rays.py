@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..._errors import InputError, SolverError
-from ...notions import LDP, Notion
+from ...notions import LDP, WCLIP, Notion
 from ..labeled._structure import unit_allowed
 from ...notions._rays import MAX_ENUMERATED, ldp_rays, lip_slice_vertices, slice_candidates, staircase_count  # noqa: F401
 from ._exact_dd import eldp_budgets, inner_outer_rays
@@ -172,7 +172,7 @@ def _convex_rays(notions: list[Notion], k: int) -> tuple[np.ndarray, np.ndarray]
     if len(notions) == 1 and (V := notions[0].structured_rays(k)) is not None:
         return V, V
     # same-ε LDP families are nested: the smallest-ε LDP subsumes larger ones
-    ldps = [n for n in notions if type(n) is LDP or n.name == "wc_lip"]
+    ldps = [n for n in notions if type(n) in (LDP, WCLIP)]
     if len(ldps) == len(notions):
         return (V := ldp_rays(k, min(n.epsilon for n in ldps))), V
     if k <= 12 and (budgets := eldp_budgets(notions, k)) is not None:

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ...notions import ColumnConstraints, Notion
+from ...notions import ELDP, ColumnConstraints, MetricLDP, Notion
 from ...notions._base import _eldp_rows
 from ...notions._eldp import _group_matrix
 from ..backends._adapters import choose
@@ -462,7 +462,7 @@ def _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap=BUDGET_C
     from ._structure import column_system
     from ._symmetry import automorphisms, orbit_reduce
 
-    if any(n.name not in ("eldp", "metric") for n in notions):
+    if not all(isinstance(n, (ELDP, MetricLDP)) for n in notions):
         return None
     if prior is None or len(np.unique(prior)) == k:
         return None  # a symmetry maps inputs to inputs of equal prior: all distinct, only the identity

@@ -49,6 +49,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ...notions import ELDP, MetricLDP
 from .._colgen_loop import FAILED, LAST, PROVEN, Found, LoopResult, Round, run
 from ._parts import (DENSE_PAIRS, RC_TOL, START_DEGREE, MetricLPResult, _closure, _highs, _label_bound,  # noqa: F401
                             _Pairs, _Pricing, _sum_lower, snap_to_cone)
@@ -480,7 +481,7 @@ def kept_budgets(notions, k: int) -> np.ndarray | None:
     """
     from ..labeled._structure import column_system
 
-    if any(getattr(n, "name", "") not in ("eldp", "metric") for n in notions):
+    if not all(isinstance(n, (ELDP, MetricLDP)) for n in notions):
         return None
     sysm = column_system(list(notions), k)
     if sysm.groups or sysm.factored is not None or np.any(sysm.b):
