@@ -7,7 +7,7 @@ Measures what docs/architecture.md promises and ``tests/test_architecture.py`` g
   (re-exports aside), and its strongly connected components larger than one module (the
   import cycles);
 * imports from ``mechopt/solvers/`` into the dispatcher (``_solve``, ``_solve_design``,
-  ``cli``, ``_export``);
+  ``_settle``, ``cli``, ``_export``);
 * notion names spelled as string literals outside ``mechopt/notions/`` (the standard-library
   client excepted: it must not import the registry) and objective kinds spelled outside
   ``mechopt/objectives/`` — docstrings are not counted;
@@ -36,7 +36,7 @@ PKG = ROOT / "mechopt"
 #: the standard-library client: importable without numpy, so it cannot read the notion registry
 STDLIB_CLIENT = frozenset({"mechopt.client", "mechopt._claims", "mechopt._claims_exact", "mechopt._client_document",
                            "mechopt._jsonsafe", "mechopt.families._privacy"})
-DISPATCHER = frozenset({"mechopt._solve", "mechopt._solve_design", "mechopt.cli", "mechopt._export"})
+DISPATCHER = frozenset({"mechopt._solve", "mechopt._solve_design", "mechopt._settle", "mechopt.cli", "mechopt._export"})
 #: objective kinds when the registry cannot be read (a tree older than registered objectives)
 _KNOWN_KINDS = frozenset({"expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk",
                           "estimation_variance", "weighted", "worst_case_loss"})
@@ -220,13 +220,14 @@ def group_of(module: str) -> str:
     return "core"
 
 
-#: top-level modules by role (any module not named here is "core": problem, validation, verifier, mechanism)
+#: top-level modules by role (any module not named here is "core": the verifier, the mechanism files, composition)
 _TOP_GROUPS = {
     "interface": {"__init__", "cli", "_batch", "_plots"},
-    "dispatch": {"_solve", "_solve_design", "_fallback", "_export", "_result"},
-    "client": set(m.split(".")[-1] for m in STDLIB_CLIENT),
+    "dispatch": {"_solve", "_solve_design", "_settle", "_fallback", "_export"},
+    "client": {m.split(".")[-1] for m in STDLIB_CLIENT} | {"_words"},
+    "problem": {"_problem", "_custom", "geo", "_units"},
     "models": {"_model", "_model_bound", "_sublinear", "_leakage", "_identifiability", "_baselines",
-               "_closed_form_report", "geo"},
+               "_closed_form_report"},
 }
 
 

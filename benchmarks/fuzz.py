@@ -412,7 +412,7 @@ def _error_category(message: str) -> str:
 
 def _claimed_rel_gap(res, problem) -> float:
     """The relative gap an ``optimal`` status claims (mechopt/_solve.py's constants)."""
-    from mechopt._solve import LABELED_REL_GAP, RAYS_REL_GAP
+    from mechopt.solvers._outcome import LABELED_REL_GAP, RAYS_REL_GAP
     from mechopt.solvers.design._convex import DESIGN_REL_GAP
 
     if not problem.free_outputs:

@@ -373,7 +373,7 @@ class ChannelModel:
             cert["note"] = note
         privacy = [n.to_spec(self.inputs) for n in self.notions]
         stats["repair"] = {"t": rep.t, "objective_before": before, "objective_after": after}
-        from ._solve import _jsonable
+        from ._settle import _jsonable
 
         extra = {"solver": {k: v for k, v in stats.items() if _jsonable(v)}}
         mech = Mechanism(self.inputs, self.outputs, Qr, privacy, objective, cert, extra)

@@ -18,8 +18,8 @@ from .notions import LDP, LIP
 from .objectives import column_utility, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
-from ._settle import _jsonable, constant_fallback, fail, finish, noted, settle  # noqa: F401 (_jsonable re-exported)
-from .solvers._outcome import LABELED_REL_GAP, RAYS_REL_GAP, LabeledSolution, Progress  # noqa: F401 (RAYS_REL_GAP too)
+from ._settle import constant_fallback, fail, finish, noted, settle
+from .solvers._outcome import LABELED_REL_GAP, LabeledSolution, Progress
 from .solvers.labeled._lp import solve_labeled
 from .solvers.free._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
 from .solvers.free._rays import (MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions,

@@ -80,13 +80,13 @@ def test_a_notion_without_an_exact_checker_is_refused():
 class OneWay(Notion):
     """``q[a] <= e^ε q[b]`` on every column, for one ordered pair of inputs ``(a, b)``."""
 
-    epsilon: float = 1.0
-    pair: Any = ()
     name = "one_way_test"
     fields = ("epsilon", "pair")
     required = ("epsilon", "pair")
     # an E-LDP notion with a fixed pattern: the budgets of repeated reports add up
     composition = ADDITIVE
+    epsilon: float = 1.0
+    pair: Any = ()
 
     def bind(self, inputs: Sequence[str]) -> "OneWay":
         a, b = (list(inputs).index(p) for p in self.pair)

@@ -12,8 +12,9 @@ Modules: :mod:`._binary` (k = 2), :mod:`._rr` (k-RR, LIP RR), :mod:`._utility_op
 (uRR, uRAPPOR), :mod:`._hadamard` (high-low / block Hadamard response),
 :mod:`._relations` (003 Prop. 1, Thm 1–3, Cor 3), :mod:`._transfer` (Thm 4, Cor 4–7,
 Lemma 3; the Thm 4 / Cor. 4 bounds come from :mod:`mechopt._composition`),
-:mod:`._budgets` (achieved budgets from the definitions), :mod:`._objectives` (docs/model.md utilities), :mod:`._registry`
-(which formula applies to a :class:`~mechopt.Problem`, read through its typed notions).
+:mod:`._budgets` (achieved budgets from the definitions), :mod:`._registry`
+(which formula applies to a :class:`~mechopt.Problem`, read through its typed notions); the objectives'
+evaluations (mmse, histogram_mse, ...) are re-exported from :mod:`mechopt.objectives`.
 """
 
 from ._binary import (binary_cone_optimum, binary_eldp_optimum, binary_eldp_optimum_corrected, binary_ldp_mse,

@@ -41,7 +41,7 @@ from ._hadamard import (
     high_low_hadamard_channel,
     high_low_hadamard_outputs,
 )
-from ._objectives import objective_value
+from ..objectives._functions import objective_value
 from ._rr import k_rr, lip_rr, lip_rr_calibrated, lip_rr_holds
 from ._utility_optimized import MAX_URAPPOR_CHANNEL_K, urappor_channel, urr_channel
 

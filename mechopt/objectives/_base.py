@@ -59,6 +59,10 @@ class Objective:
     terms: tuple = ()
     params: tuple = ()
 
+    def param(self, name: str, default: Any = None) -> Any:
+        """A further field of a registered objective (:attr:`params`)."""
+        return dict(self.params).get(name, default)
+
     @property
     def type(self) -> ObjectiveType:
         """The registered :class:`ObjectiveType` of :attr:`kind`."""
@@ -68,10 +72,6 @@ class Objective:
     def minimize(self) -> bool:
         """Whether lower values are better (all objectives but mutual information)."""
         return self.type.minimize
-
-    def param(self, name: str, default: Any = None) -> Any:
-        """A further field of a registered objective (:attr:`params`)."""
-        return dict(self.params).get(name, default)
 
     def to_spec(self) -> dict:
         """The problem-file entry (docs/formats.md) that parses back to this objective."""

@@ -71,7 +71,7 @@ def _oracle(V: np.ndarray, G: np.ndarray, den: np.ndarray, M: np.ndarray, Jinv: 
 
 def _risk(w: np.ndarray, G: np.ndarray, den: np.ndarray, M: np.ndarray) -> tuple[float, np.ndarray | None]:
     """``(tr(M J^-1), J^-1)`` for ``J(w)``, from the SVD of ``J``'s factor (never inverting ``J``:
-    :func:`mechopt._objectives.information_svd`); ``(inf, None)`` if ``J`` is singular."""
+    :func:`mechopt.objectives.information_svd`); ``(inf, None)`` if ``J`` is singular."""
     f = information_svd(G, np.clip(w, 0.0, None) / den, np.full(G.shape[1], 2.0**-51))  # rays: max entry 1
     if f is None:
         return math.inf, None

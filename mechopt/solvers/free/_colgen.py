@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
-from ..._objectives import column_utility, offset_sign
+from ...objectives import column_utility, offset_sign
 from ..._problem import Objective
 from ..backends._adapters import new_highs
 from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Found, Round, run
@@ -378,7 +378,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
         Wentges dual smoothing weight on the duals of the best bound (0 = none).
     scale_floor : float
         The gap is judged relative to ``max(|objective|, scale_floor)`` (e.g.
-        :func:`mechopt._objectives.objective_scale`, as the export does).
+        :func:`mechopt.objectives.objective_scale`, as the export does).
 
     Returns
     -------

@@ -6,7 +6,7 @@ deadline, the linear-fractional prefixes of staircases and the Eisner-Severance 
 search. The pricers themselves live in :mod:`._pricing` (staircases: MMSE, Bayes risk),
 :mod:`._pricing_sep` (staircases: separable) and :mod:`._pricing_lip` (LIP slices).
 
-May import: numpy and the measures layer (:mod:`mechopt._objectives`, :mod:`mechopt._problem`).
+May import: numpy and the measures layer (:mod:`mechopt.objectives`, :mod:`mechopt._problem`).
 """
 from __future__ import annotations
 

@@ -89,9 +89,8 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     --------
     >>> import numpy as np
     >>> from mechopt.objectives import Objective
-    >>> P = np.array([0.5, 0.3, 0.2])
-    >>> o = Objective("mmse", P, values=np.array([0.0, 1.0, 2.0]))
-    >>> price_lip_mmse(LipSlice(P, 1.0), o, np.zeros(3)).exact
+    >>> o = Objective("mmse", np.array([0.5, 0.3, 0.2]), values=np.array([0.0, 1.0, 2.0]))
+    >>> price_lip_mmse(LipSlice(o.prior, 1.0), o, np.zeros(3)).exact    # exact: the whole envelope searched
     True
     """
     P, k, lo, hi = _lip_setup(cone, obj)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..._errors import SolverError
 from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION
-from ..._objectives import column_utility
+from ...objectives import column_utility
 from ..._problem import Objective
 from ...notions import LIP, same_prior
 from .._colgen_loop import FAILED, NO_COLUMN, Found, Round, run

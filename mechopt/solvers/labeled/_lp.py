@@ -228,7 +228,7 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
     solved over the orbits of the problem's symmetry group (:mod:`mechopt.solvers.labeled._symmetry`).
     ``LabeledSolution.bound`` is a rigorous lower bound on the optimum
-    (:func:`._safe_bound.lp_lower_bound` on the dual of an LP that is the problem itself
+    (:func:`mechopt.solvers.backends._safe_bound.lp_lower_bound` on the dual of an LP that is the problem itself
     or a relaxation of it), ``-inf`` when none could be proven. A solver failure is
     retried with the other HiGHS method, then with budgets above 20 left out (a looser
     relaxation); the status says what failed if nothing works. ``gap_tol`` is the absolute

@@ -500,7 +500,7 @@ def kept_budgets(notions, k: int) -> np.ndarray | None:
 
 def decomposed(notions, k: int, m: int, cost: np.ndarray, *, time_limit: float | None = None,
                progress: Callable | None = None, master: str = "auto"):
-    """:func:`solve_metric_lp` as a :class:`~._labeled.LabeledSolution`, or None if it does not apply."""
+    """:func:`solve_metric_lp` as a :class:`~mechopt.solvers._outcome.LabeledSolution`, or None if it does not apply."""
     from .._outcome import LabeledSolution
 
     t = time.perf_counter()

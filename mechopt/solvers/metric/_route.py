@@ -1,15 +1,15 @@
 """The labeled metric LP by the structured interior-point method, with a proven bound.
 
-:func:`solve_metric_ipm` runs :func:`._metric_ipm.metric_ipm` on every kept pair of
+:func:`solve_metric_ipm` runs :func:`._ipm.metric_ipm` on every kept pair of
 ``E`` (no lazy pairs: the IPM's cost grows with the pairs only through sparse products),
-lifts the final iterate into the cone (:func:`._metric_lp.snap_to_cone`) and bounds the
+lifts the final iterate into the cone (:func:`._parts.snap_to_cone`) and bounds the
 optimum from the iterate's duals ``(mu, pi)`` with the safe bound of
 :mod:`mechopt.solvers.backends._safe_bound` — per output, ``min (c_y - mu + A'pi_y) . q`` over the box
 ``0 <= q <= 1`` with the pair coefficients rounded outward, plus ``sum(mu)``: weak
 duality for the Lagrangian relaxation of the row sums and the pair rows, valid for any
 multipliers, so an iterate stopped early (time limit, stall) still has a proven bound.
 
-:func:`metric_labeled` is what :func:`._labeled.solve_labeled` calls: ``method="ipm"``
+:func:`metric_labeled` is what :func:`mechopt.solvers.labeled._lp.solve_labeled` calls: ``method="ipm"``
 runs the IPM, ``"decompose"`` the decomposition over outputs (:mod:`mechopt.solvers.metric._decompose`), and
 ``"auto"`` the IPM where it was measured to win (:func:`ipm_preferred`), then the decomposition
 with the time left if the IPM's proven gap is above the tolerance (the better channel
@@ -19,7 +19,7 @@ When there are too many pairs for the IPM (a Euclidean metric on 400 places: ~10
 pairs per output not implied by others) and from 150 places, ``"auto"`` (and ``"relax"``) runs
 :func:`solve_metric_relaxed`: the IPM on the pairs of small budget only — fewer rows, so
 a *relaxation*, whose safe dual bound is a proven lower bound on the full problem —
-then lifts its channel into the full cone (:func:`._metric_parts.snap_to_cone`, exact
+then lifts its channel into the full cone (:func:`._parts.snap_to_cone`, exact
 privacy for every pair), for a ``feasible`` answer with a proven gap (measured: 20×20
 Euclidean, 0.66 % in 444 s; the decomposition reached no bound in 20 minutes).
 """
@@ -233,7 +233,7 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
     For each threshold of :func:`relaxation_levels` (tighter each time, while time is
     left): the IPM solves the LP with only those pairs — a relaxation, so its safe bound
     bounds the full optimum from below — and its channel, lifted into the full cone by
-    :func:`._metric_parts.snap_to_cone`, is a channel of the full problem (the caller
+    :func:`._parts.snap_to_cone`, is a channel of the full problem (the caller
     repairs and verifies it exactly). The best channel and the largest bound are kept.
     Status ``optimal`` only if they meet within ``rel_gap``. ``thetas``: the thresholds,
     if the caller already has them (else ``relaxation_levels(E, m, levels)``).
