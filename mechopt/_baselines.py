@@ -1,4 +1,4 @@
-"""Standard LDP mechanisms as baselines on any problem (issue 10 item 4).
+"""Standard LDP mechanisms as baselines on any problem.
 
 Every baseline is built on the problem's inputs at the budget ``ε_b`` — the largest ε
 for which ε-LDP implies every notion of the problem, which each notion states

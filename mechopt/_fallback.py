@@ -1,4 +1,4 @@
-"""When a solver or its repair fails: the best exactly verified channel the run saw (issue 20).
+"""When a solver or its repair fails: the best exactly verified channel the run saw.
 
 The dispatcher (:mod:`mechopt._solve`) collects candidates and exports the best one by
 the objective. Every candidate passes the exact verifier before it is ranked, so the

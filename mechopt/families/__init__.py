@@ -1,4 +1,4 @@
-"""Structured mechanisms: families whose outputs are too many to list (issue 10 item 3).
+"""Structured mechanisms: families whose outputs are too many to list.
 
 * :class:`SubsetMixture`, :class:`HadamardFamily` — parameters (``_spec``, standard library only);
 * :func:`verify_family` — exact privacy from the parameters (``_privacy``);

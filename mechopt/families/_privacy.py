@@ -1,4 +1,4 @@
-"""Exact privacy verification of a family from its parameters (SPEC §4, issue 10 item 3).
+"""Exact privacy verification of a family from its parameters (SPEC §4).
 
 A family's outputs are never listed, so its privacy is decided from closed forms of its
 worst cases, in exact arithmetic: ``ratio`` and every budget are exact decimals

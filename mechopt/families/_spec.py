@@ -3,7 +3,7 @@
 Standard library only (plus the pure-Python ``rfc8785`` package for the digest): this is
 the part a device needs to privatize with a family mechanism file, so it imports no numpy.
 
-Two families (issue 10 item 3), both with outputs that are never listed:
+Two families, both with outputs that are never listed:
 
 ``subset_selection`` — a mixture over ``d`` of d-subset selection (Ye & Barg, *Optimal
 schemes for discrete distribution estimation under locally differential privacy*, IEEE

@@ -321,7 +321,7 @@ def exact_row_sums(V: np.ndarray, w: np.ndarray, keep: np.ndarray) -> np.ndarray
 
 
 
-#: a design is reported optimal when its risk is within this factor of a proven lower bound (issue 10: 1e-6)
+#: a design is reported optimal when its risk is within this factor of a proven lower bound
 DESIGN_REL_GAP = 1e-6
 #: outputs of smaller total mass (sum over inputs) are interior-point residue: pruned
 PRUNE_MASS = 1e-5

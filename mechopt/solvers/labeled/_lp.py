@@ -129,7 +129,7 @@ def build_lp(notions: list[Notion], k: int, m: int, cost: np.ndarray, invertible
         #     cheapest ones keeps the objective and every notion, and leaves N_x of them
         #     non-zero: N_x = 1 for cones (two merge into the cheaper), more when (ε, δ)-LIP
         #     caps each invertible column's mass below 1 (N_x = 1 there was the false
-        #     optimum of issue 20: one input needed 2-3 invertible outputs).
+        #     optimum of a fuzzed ULDP case: one input needed 2-3 invertible outputs).
         # (f) the other notions (convex) hold on the whole column Q = p + sum a e. Always.
         # Alone, ULDP lets the variables Q[x, y] of a candidate column hold p_y (the a_j
         # are added back by solve_labeled); with other notions, which must hold on the
