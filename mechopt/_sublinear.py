@@ -445,7 +445,7 @@ def _column_generation(f: Utility, pricing: Callable, notions, k, backend, max_i
     res = run(master, pricer, max_iter=max_iter)
     if res.reason == FAILED:
         return f"the restricted ray LP failed: {res.state.message}"
-    V, sol, n_checked = master.V, master.sol, pricer.n_checked
+    V, sol, n_checked = master.solved, master.sol, pricer.n_checked  # the rays the last solve weighs
     if n_checked == 0:
         n_checked = check_sublinear(f, V / V.max(axis=0, keepdims=True), n=checks, seed=seed)
     timings["solve"] = time.perf_counter() - t

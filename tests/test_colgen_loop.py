@@ -154,6 +154,24 @@ def test_ray_lp_column_generation_reaches_the_enumerated_optimum():
     assert sol.bound >= ref - 1e-9 and sol.bound - sol.value <= 1e-8
 
 
+def test_a_ray_lp_stopped_after_pricing_returns_the_rays_its_weights_belong_to():
+    # max_iter stops the loop after a pricing round added columns the master never solved:
+    # the answer must be the last solved LP, its rays and weights of one length, its channel a channel
+    from mechopt.objectives import Objective
+    from mechopt.solvers.free._raylp import channel_from_rays, column_generation
+
+    k, eps = 5, 1.0
+    P = np.array([0.1, 0.2, 0.3, 0.25, 0.15])
+    obj = Objective("mmse", P, values=np.array([-1.0, 0.5, 2.0, 0.0, 1.0]))
+    full = column_generation(obj, "ldp", eps, P)
+    sol = column_generation(obj, "ldp", eps, P, max_iter=2)
+    assert "stopped after 2 iterations" in sol.message
+    assert sol.V.shape[1] == len(sol.weights) < full.V.shape[1]
+    Q, _ = channel_from_rays(sol.V, sol.weights, np.zeros(sol.V.shape[1], bool))
+    assert np.allclose(Q.sum(axis=1), 1.0, atol=1e-9) and (Q >= 0).all()
+    assert sol.value <= full.value + 1e-12  # MMSE is maximised as a utility: fewer rays, no better value
+
+
 def test_highs_models_come_from_the_adapters():
     root = pathlib.Path(__file__).resolve().parent.parent / "mechopt"
     outside = [str(p.relative_to(root)) for p in root.rglob("*.py")

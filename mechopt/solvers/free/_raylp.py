@@ -172,16 +172,19 @@ def channel_from_rays(V: np.ndarray, w: np.ndarray, inv: np.ndarray) -> tuple[np
 class RayMaster:
     """The ray LP over a growing set of rays, solved from scratch each round (:func:`solve_ray_lp`).
 
-    ``utility(V)`` gives the columns' values ``mu``; :attr:`sol` is the last solution.
+    ``utility(V)`` gives the columns' values ``mu``; :attr:`sol` is the last solution and
+    :attr:`solved` the rays it weighs (:attr:`V` may hold columns added after it, when the
+    loop stopped after pricing).
     """
 
     def __init__(self, V: np.ndarray, utility, backend: str = "highs"):
-        self.V = V
+        self.V = self.solved = V
         self.utility = utility
         self.backend = backend
         self.sol: RaySolution | None = None
 
     def solve(self) -> Round:
+        self.solved = self.V
         self.sol = sol = solve_ray_lp(self.V, self.utility(self.V), backend=self.backend)
         if sol.status != "optimal" or sol.stats.get("duals") is None:
             return Round(sol.status if sol.status != "optimal" else "no duals", message=sol.message)
@@ -223,7 +226,7 @@ def ray_column_generation(obj: Objective, k: int, price, *, backend: str = "high
     sol = master.sol
     if res.reason == FAILED and sol.status == "optimal":  # solved, but without duals to price with
         sol = RaySolution("error", None, None, None, None, "the ray LP gave no duals")
-    return sol, master.V, res.bound, res.rounds, res.reason == NO_COLUMN
+    return sol, master.solved, res.bound, res.rounds, res.reason == NO_COLUMN
 
 
 def column_generation(obj: Objective, kind: str, eps: float, P_cone: np.ndarray, *, backend: str = "highs",
