@@ -160,7 +160,7 @@ def test_a_ray_lp_stopped_after_pricing_returns_the_rays_its_weights_belong_to()
     from mechopt.objectives import Objective
     from mechopt.solvers.free._raylp import channel_from_rays, column_generation
 
-    k, eps = 5, 1.0
+    eps = 1.0
     P = np.array([0.1, 0.2, 0.3, 0.25, 0.15])
     obj = Objective("mmse", P, values=np.array([-1.0, 0.5, 2.0, 0.0, 1.0]))
     full = column_generation(obj, "ldp", eps, P)
