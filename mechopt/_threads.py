@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 
 from ._errors import InputError
@@ -32,6 +33,7 @@ ENV = "MECHOPT_BLAS_THREADS"
 DEFAULT = 1
 
 _controller = None
+_modules_seen = -1
 
 
 def blas_threads() -> int:
@@ -55,13 +57,19 @@ def blas_threads() -> int:
 
 
 def _pools():
-    """One controller of the process's thread pools, made once numpy and scipy's BLAS are loaded."""
-    global _controller
-    if _controller is None:
+    """A controller of the process's thread pools, looked up again when modules were imported since.
+
+    A library with its own BLAS (scipy bundles one apart from numpy's) is loaded by an
+    import: a controller made before it would leave its pool alone. Making one costs
+    ~2 ms, so it is remade only when ``sys.modules`` grew.
+    """
+    global _controller, _modules_seen
+    if _controller is None or len(sys.modules) != _modules_seen:
         import scipy.linalg  # noqa: F401 - scipy bundles its own OpenBLAS: load it before looking
         from threadpoolctl import ThreadpoolController
 
         _controller = ThreadpoolController()
+        _modules_seen = len(sys.modules)
     return _controller
 
 

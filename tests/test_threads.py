@@ -45,7 +45,9 @@ def test_the_environment_chooses_the_threads(monkeypatch):
     monkeypatch.setenv("MECHOPT_BLAS_THREADS", "2")
     seen = _spy(monkeypatch)
     r = mechopt.solve(KRR, quiet=True)
-    assert r.stats["blas_threads"] == 2 and [set(s.values()) for s in seen] == [{2}]
+    # a pool can be limited below the threads OpenBLAS allocated when it was loaded, not above
+    # (a library loaded under OPENBLAS_NUM_THREADS=1 stays at 1): none above 2, numpy's at 2
+    assert r.stats["blas_threads"] == 2 and len(seen) == 1 and max(seen[0].values()) == 2
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
@@ -53,3 +55,4 @@ def test_a_bad_thread_count_is_bad_input_naming_the_variable(monkeypatch, bad):
     monkeypatch.setenv("MECHOPT_BLAS_THREADS", bad)
     with pytest.raises(InputError, match="MECHOPT_BLAS_THREADS"):
         mechopt.solve(KRR, quiet=True)
+
