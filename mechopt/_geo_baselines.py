@@ -21,7 +21,6 @@ can re-export this module.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -189,7 +188,6 @@ def geo_baselines(problem, places: Any = None, *, optimum: float | None = None) 
     of the problem; the objective is :func:`mechopt.objectives.evaluate` of that channel.
     """
     from ._errors import VerificationError
-    from ._identifiability import IdentifiabilityWarning
     from ._verify import verify
     from .notions import MetricLDP
     from .objectives import evaluate
@@ -218,10 +216,8 @@ def geo_baselines(problem, places: Any = None, *, optimum: float | None = None) 
             variants.append((f"{name} + Bayesian remap", bayesian_remap(Q, obj.prior, np.asarray(obj.loss)),
                              f"Q·R, R from the prior and loss (Chatzikokolakis et al., PETS 2017); mixed t={t:.2g}"))
         for label, C, note in variants:
-            with warnings.catch_warnings():  # a remap merges reports: not identifiable, by design
-                warnings.simplefilter("ignore", IdentifiabilityWarning)
-                cert = verify(C, notions)
-                value = float(evaluate(obj, C))
+            cert = verify(C, notions)
+            value = float(evaluate(obj, C))
             achieved = max((c.achieved for c in cert.checks), default=0.0)
             rows.append(_row(label, source, eps, value, bool(cert.verified), achieved, note, optimum, obj))
     return rows
