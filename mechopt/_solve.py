@@ -18,6 +18,7 @@ from .notions import LDP, LIP
 from .objectives import column_utility, objective_scale, offset_sign
 from ._problem import Problem, load_problem
 from ._result import SolveResult
+from ._threads import blas_threads, solver_threads
 from ._settle import constant_fallback, fail, finish, noted, settle
 from .solvers._outcome import LABELED_REL_GAP, LabeledSolution, Progress
 from .solvers.labeled._lp import solve_labeled
@@ -99,12 +100,19 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
 
         get_backend(backend)  # an unknown back-end is bad input, raised before any solving
     show = (not quiet) if progress is None else progress
+    threads = blas_threads()  # a bad MECHOPT_BLAS_THREADS is bad input, raised before any solving
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
-        if problem.free_outputs:
-            return _solve_free(problem, backend, method, show, timings, time_limit)
-        return _solve_labeled(problem, backend, reduce, timings, method=method, time_limit=time_limit, show=show)
+        with solver_threads(threads):
+            if problem.free_outputs:
+                result = _solve_free(problem, backend, method, show, timings, time_limit)
+            else:
+                result = _solve_labeled(problem, backend, reduce, timings, method=method, time_limit=time_limit,
+                                        show=show)
+        if isinstance(result.stats, dict):
+            result.stats.setdefault("blas_threads", threads)
+        return result
     except InputError:
         raise
     except MechoptError as err:
