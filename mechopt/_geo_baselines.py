@@ -28,7 +28,7 @@ import numpy as np
 from ._errors import InputError
 
 #: lattice points times places that the default planar-Laplace resolution allows
-#: (about 2 s of exponentials on one core)
+#: (about 1 s for 150 places on one core)
 LATTICE_BUDGET = 2.5e7
 
 
@@ -98,7 +98,7 @@ def planar_laplace(places: Any, epsilon: float, *, resolution: float | None = No
     mixing, and only a verified channel is ever exported.
 
     Measured: 150 places spread over a 10 km box (latitude/longitude), ε = 2 per km,
-    default resolution: about 2 s (``tests/test_geo_baselines.py``).
+    default resolution: about 1 s on one core (``docs/geo.md``, Baselines).
     """
     P = places.plane()
     if distance is None:

@@ -9,7 +9,9 @@
 * :func:`expand_places` — the ``places:`` section of a problem file (SPEC §5
   extension), turned into ordinary ``inputs``, ``distance``/``edges`` and loss matrices,
   so old problem files load unchanged.
-* Baselines, all exactly ε·d-private (checked by :func:`mechopt.verify`):
+* Baselines (defined in :mod:`mechopt._geo_baselines`, also on latitude/longitude places
+  through :meth:`Places.plane`; ``mechopt baselines`` scores them), each exported only
+  after the exact verifier (:func:`mechopt.verify`) passes:
   :func:`exponential_mechanism` (McSherry & Talwar; score ``-d`` at ε/2),
   :func:`planar_laplace` (Andrés, Bordenabe, Chatzikokolakis, Palamidessi, CCS 2013,
   discretised to the places' Voronoi cells) and :func:`bayesian_remap`
