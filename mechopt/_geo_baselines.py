@@ -68,7 +68,7 @@ def default_resolution(P: np.ndarray, epsilon: float, radius: float) -> float:
 
 
 def _plane_scale(P: np.ndarray, D: np.ndarray) -> float:
-    """``min(1, min d(x, x') / |P_x - P_x'|)``: ε·|·| at this factor is ε·d-private."""
+    """``min d(x, x') / |P_x - P_x'|`` over pairs: ε·|·| at this factor is ε·d-private."""
     diff = P[:, None, :] - P[None, :, :]
     Dp = np.hypot(diff[..., 0], diff[..., 1])
     mask = Dp > 0
@@ -76,7 +76,7 @@ def _plane_scale(P: np.ndarray, D: np.ndarray) -> float:
         return 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.asarray(D, dtype=float)[mask] / Dp[mask]
-    return float(min(1.0, np.min(ratio)))
+    return float(np.min(ratio))
 
 
 def planar_laplace(places: Any, epsilon: float, *, resolution: float | None = None,

@@ -145,3 +145,18 @@ def test_latlon_problem_objective_brute_force(capsys):
     row = next(r for r in report["baselines"] if r["name"] == "exponential mechanism")
     assert row["note"] == "mixed t=0"
     assert row["objective"] == pytest.approx(_brute_objective(Q, prior, D), rel=1e-9)
+
+
+def test_latlon_problem_planar_laplace_row_brute_force(capsys):
+    """The planar Laplace row is the objective of ``planar_laplace(places, ε)``, summed out by hand."""
+    from mechopt.geo import places_from_spec
+
+    pl = places_from_spec({"file": "geo_latlon_places.csv"}, PROBLEMS)
+    prior = np.array([float(v) for v in np.loadtxt(PROBLEMS / "geo_latlon_checkins.csv", delimiter=",",
+                                                    skiprows=1, usecols=1)])
+    prior /= prior.sum()
+    Q = planar_laplace(pl, 2.0)
+    report = _cli_json(PROBLEMS / "geo_latlon.yaml", capsys)
+    row = next(r for r in report["baselines"] if r["name"] == "planar Laplace")
+    assert row["note"] == "mixed t=0"
+    assert row["objective"] == pytest.approx(_brute_objective(Q, prior, _haversine_matrix(pl)), rel=1e-9)
