@@ -64,4 +64,14 @@ class SolveResult:
         unit = objective_unit(m.objective)
         outputs = m.output_summary() if hasattr(m, "output_summary") else f"{len(m.outputs)} outputs"
         return (f"{self.status}: {m.objective['kind']} = {self.objective:.10g} [{unit}] (bound {bound}, gap {gap}); "
-                f"{len(m.inputs)} inputs x {outputs}; verified exactly; {t:.2f} s")
+                f"{len(m.inputs)} inputs x {outputs}; verified exactly; {t:.2f} s{self._how()}")
+
+    def _how(self) -> str:
+        """`` (method ipm, 1 BLAS thread)``: the route that ran and the threads it had, when known."""
+        parts = []
+        if isinstance(self.stats.get("method"), str):
+            parts.append(f"method {self.stats['method']}")
+        n = self.stats.get("blas_threads")
+        if isinstance(n, int):
+            parts.append(f"{n} BLAS thread{'s' if n != 1 else ''}")
+        return f" ({', '.join(parts)})" if parts else ""
