@@ -203,11 +203,35 @@ def baselines(problem: Problem | str | Path | dict, *, optimum: float | None = N
     [('k-RR', 242.5), ('subset selection (d=4)', 127.2)]
     """
     p = problem if isinstance(problem, Problem) else load_problem(problem)
-    return _baseline_rows(p, optimum)[0]
+    return _baseline_rows(p, optimum, _places_of(problem))[0]
 
 
-def _baseline_rows(p: Problem, optimum: float | None) -> tuple[list[dict[str, Any]], str]:
-    """The rows of :func:`baselines`, and why there are none ("" when there are)."""
+def _places_of(source: Problem | str | Path | dict):
+    """The places of a problem file or document with a ``places:`` section (else None)."""
+    from .geo import places_from_spec
+
+    if isinstance(source, Problem):
+        return None
+    if isinstance(source, dict):
+        doc, base = source, None
+    else:
+        from ._problem import read_document
+
+        doc, base = read_document(source), Path(source).parent
+    return places_from_spec(doc["places"], base) if isinstance(doc, dict) and "places" in doc else None
+
+
+def _baseline_rows(p: Problem, optimum: float | None, places=None) -> tuple[list[dict[str, Any]], str]:
+    """The rows of :func:`baselines` (then the location baselines, :func:`mechopt.geo.geo_baselines`),
+    and why there are none ("" when there are)."""
+    from ._geo_baselines import geo_baselines
+
+    rows, why = _standard_rows(p, optimum)
+    geo = geo_baselines(p, places, optimum=optimum)
+    return rows + geo, ("" if geo else why)
+
+
+def _standard_rows(p: Problem, optimum: float | None) -> tuple[list[dict[str, Any]], str]:
     from .families import family_from_spec, verify_family
     from .families._spec import approx_count
 
@@ -246,7 +270,7 @@ def baselines_report(problem: Problem | str | Path | dict, *, solve_kwargs: dict
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     result = solve(p, quiet=True, **(solve_kwargs or {}))
     optimum = result.objective if result.ok else None
-    rows, why = _baseline_rows(p, optimum)
+    rows, why = _baseline_rows(p, optimum, _places_of(problem))
     report = {"problem": p.name, "objective": p.objective.kind, "optimum": optimum, "bound": result.bound,
               "solver_status": result.status, "baselines": rows}
     if why:

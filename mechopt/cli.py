@@ -123,8 +123,11 @@ def _cmd_closed_form(args) -> int:
 
 def _cmd_baselines(args) -> int:
     from ._baselines import baselines_report
+    from ._identifiability import IdentifiabilityWarning
 
-    report = baselines_report(args.problem)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)  # only the optimum's value is printed
+        report = baselines_report(args.problem)
     if args.json:
         print(json.dumps(report, indent=1))
     else:

@@ -9,7 +9,9 @@
 * :func:`expand_places` — the ``places:`` section of a problem file (SPEC §5
   extension), turned into ordinary ``inputs``, ``distance``/``edges`` and loss matrices,
   so old problem files load unchanged.
-* Baselines, all exactly ε·d-private (checked by :func:`mechopt.verify`):
+* Baselines (defined in :mod:`mechopt._geo_baselines`, also on latitude/longitude places
+  through :meth:`Places.plane`; ``mechopt baselines`` scores them), each exported only
+  after the exact verifier (:func:`mechopt.verify`) passes:
   :func:`exponential_mechanism` (McSherry & Talwar; score ``-d`` at ε/2),
   :func:`planar_laplace` (Andrés, Bordenabe, Chatzikokolakis, Palamidessi, CCS 2013,
   discretised to the places' Voronoi cells) and :func:`bayesian_remap`
@@ -34,6 +36,8 @@ import numpy as np
 from ._errors import InputError
 from .notions import MetricLDP
 from ._validation import check_epsilon, check_finite
+from ._geo_baselines import (bayesian_remap, exact_baseline, exponential_mechanism, geo_baselines,  # noqa: F401
+                             planar_laplace)
 
 EARTH_RADIUS_KM = 6371.0088
 DISTANCES = ("euclidean", "manhattan", "haversine")
@@ -130,6 +134,30 @@ class Places:
                                            "(about 1.8e308); rescale the coordinates")
         np.fill_diagonal(D, 0.0)
         return D
+
+    def plane(self) -> np.ndarray:
+        """Planar coordinates: ``(x, y)`` as given, or latitude/longitude projected in km.
+
+        The projection is equirectangular around the places' centroid ``(φ0, λ0)``:
+        ``x = R cos φ0 (λ - λ0)``, ``y = R (φ - φ0)`` (``R`` = :data:`EARTH_RADIUS_KM`;
+        longitudes unwrapped around λ0). Over a city (10 km across, |φ0| <= 60°) planar and
+        great-circle distances differ by less than about 0.2 %; callers that promise privacy
+        under haversine distances rescale by the worst ratio (:func:`planar_laplace`).
+
+        Examples
+        --------
+        >>> p = Places.from_xy([[0.0, 0.0], [0.0, 1.0]], kind="latlon").plane()
+        >>> round(float(p[1, 0] - p[0, 0]), 3)   # one degree of longitude on the equator, km
+        111.195
+        """
+        if self.kind != "latlon":
+            return np.asarray(self.coords, dtype=float)
+        lat = np.radians(self.coords[:, 0])
+        lon = np.radians(self.coords[:, 1])
+        lon0 = math.atan2(float(np.mean(np.sin(lon))), float(np.mean(np.cos(lon))))
+        dlon = (lon - lon0 + math.pi) % (2 * math.pi) - math.pi
+        lat0 = float(np.mean(lat))
+        return np.column_stack([EARTH_RADIUS_KM * math.cos(lat0) * dlon, EARTH_RADIUS_KM * (lat - lat0)])
 
     def grid_edges(self) -> list[tuple[int, int, float]]:
         """The 4-neighbour edges of a grid, length ``spacing`` (shortest paths = Manhattan)."""
@@ -384,88 +412,6 @@ def spanner(D: np.ndarray, delta: float) -> list[tuple[int, int, float]]:
             adj[b].append((a, d))
             edges.append((a, b, d))
     return edges
-
-
-# -- baselines -------------------------------------------------------------------------
-
-
-def exponential_mechanism(D: np.ndarray, epsilon: float) -> np.ndarray:
-    """``Q[x, y] ∝ exp(-ε d(x, y) / 2)``: ε·d-private (McSherry & Talwar, Thm 6).
-
-    The score ``-d(x, y)`` changes by at most ``d(x, x')`` between inputs, and the
-    normalisers by at most ``e^{ε d / 2}``, so each ratio is at most ``e^{ε d(x, x')}``.
-    """
-    S = -0.5 * epsilon * np.asarray(D, dtype=float)
-    S -= S.max(axis=1, keepdims=True)
-    Q = np.exp(S)
-    return Q / Q.sum(axis=1, keepdims=True)
-
-
-def planar_laplace(places: Places, epsilon: float, *, resolution: float | None = None,
-                   radius: float | None = None) -> np.ndarray:
-    """The planar Laplace mechanism, discretised to the places' Voronoi cells.
-
-    The continuous mechanism reports ``z`` with density ``ε²/(2π) e^{-ε |z - x|}``
-    (Andrés et al., CCS 2013, eq. 5); reporting the place nearest to ``z`` is
-    post-processing. The integral over each cell is computed on a square lattice of
-    step ``resolution`` (default: a fifth of the smallest distance between places)
-    within ``radius`` of the places (default: where the remaining mass is below 1e-9),
-    rows renormalised. The float channel is then not exactly private (quadrature and
-    truncation errors): :func:`exact_baseline` repairs it by the smallest mixing.
-    """
-    if places.kind != "xy":
-        raise InputError("places", "the planar Laplace needs planar places (xy or grid)")
-    P = places.coords
-    D = places.distances("euclidean")
-    dmin = float(np.min(D[~np.eye(places.k, dtype=bool)])) if places.k > 1 else 1.0
-    h = resolution or dmin / 5
-    # mass beyond radius r: (1 + ε r) e^{-ε r}
-    r = radius or next(rr for rr in np.linspace(1, 200, 800) / epsilon if (1 + epsilon * rr) * math.exp(-epsilon * rr) < 1e-9)
-    lo = P.min(axis=0) - r
-    hi = P.max(axis=0) + r
-    xs = np.arange(lo[0], hi[0] + h, h)
-    ys = np.arange(lo[1], hi[1] + h, h)
-    from scipy.spatial import cKDTree
-
-    tree = cKDTree(P)
-    Q = np.zeros((places.k, places.k))
-    for yv in ys:
-        Z = np.column_stack([xs, np.full(len(xs), yv)])
-        _, cell = tree.query(Z)
-        dist = np.sqrt(((Z[None, :, :] - P[:, None, :]) ** 2).sum(-1))  # (k, len(xs))
-        W = np.exp(-epsilon * dist)
-        np.add.at(Q.T, cell, W.T)
-    return Q / Q.sum(axis=1, keepdims=True)
-
-
-def bayesian_remap(Q: np.ndarray, prior: np.ndarray, loss: np.ndarray) -> np.ndarray:
-    """Post-process reports: output ``y`` becomes ``argmin_y' sum_x P(x) Q[x, y] L(x, y')``.
-
-    Chatzikokolakis, ElSalamouny, Palamidessi (PETS 2017, §3): the remapped channel
-    ``Q R`` keeps every column-wise privacy guarantee (its columns are sums of ``Q``'s)
-    and never has a larger expected loss.
-    """
-    post = np.asarray(prior)[:, None] * Q  # (k, m)
-    risk = post.T @ loss  # (m, m'): risk of answering y' after y
-    best = np.argmin(risk, axis=1)
-    R = np.zeros((Q.shape[1], loss.shape[1]))
-    R[np.arange(Q.shape[1]), best] = 1.0
-    return Q @ R
-
-
-def exact_baseline(Q: np.ndarray, notions) -> tuple[np.ndarray, float]:
-    """Make a float baseline channel pass the exact verifier by the smallest mixing.
-
-    Returns ``(Q_exact, t)``; raises :class:`~mechopt.VerificationError` if mixing up to
-    1 % cannot.
-    """
-    from ._errors import VerificationError
-    from .solvers._repair import repair
-
-    rep = repair(np.asarray(Q, dtype=float), list(notions))
-    if not rep.certificate.verified:
-        raise VerificationError(f"baseline not private even after mixing: {rep.certificate.detail}")
-    return rep.Q, rep.t
 
 
 # -- maps ------------------------------------------------------------------------------
