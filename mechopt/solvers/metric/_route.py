@@ -117,10 +117,9 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     Examples
     --------
     >>> import numpy as np
-    >>> E = np.array([[0, 1.0], [1.0, 0]])           # 1-LDP on two inputs
-    >>> r = solve_metric_ipm(E, 0.5 * (1 - np.eye(2)))
-    >>> r.status, round(r.objective, 9), bool(r.objective - r.bound < 1e-9)
-    ('optimal', 0.268941421, True)
+    >>> r = solve_metric_ipm(np.array([[0, 1.0], [1.0, 0]]), 0.5 * (1 - np.eye(2)))  # 1-LDP, two inputs
+    >>> r.status == "optimal" and abs(r.objective - 1 / (1 + np.e)) < 1e-9 and r.objective - r.bound < 1e-9
+    True
     """
     from ._ipm import metric_ipm
 
