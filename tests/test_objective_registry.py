@@ -232,6 +232,16 @@ def test_registering_a_taken_name_is_refused():
         register_objective(type("Bad", (ObjectiveType,), {"name": "bad_fields_test", "fields": frozenset({"prior"})}))
 
 
+def test_a_type_with_no_value_is_refused_at_registration():
+    class NoValue(ObjectiveType):
+        name = "no_value_test"
+        outputs = "labeled"
+
+    with pytest.raises(InputError, match="has no value"):
+        register_objective(NoValue)
+    assert "no_value_test" not in REGISTRY
+
+
 def test_the_toy_is_evaluated_by_the_closed_forms_and_has_its_unit():
     from mechopt._units import objective_unit
     from mechopt.closed_forms import objective_value

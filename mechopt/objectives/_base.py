@@ -185,7 +185,8 @@ class ObjectiveType:
             return float(offset + sign * self.column_utility(obj, Q).sum())
         form = self.labeled_form(obj)
         if form is None:
-            raise NotImplementedError(f"objective {self.name!r} defines no evaluate()")
+            # register_objective refuses such a type; an unregistered one reaches here
+            raise TypeError(f"objective {self.name!r} has no value: give labeled_form, column_utility or evaluate")
         value = 0.0 if form.cost is None else float(np.sum(form.cost * Q))
         return value + float(sum(w * np.max(np.sum(Q * L, axis=1)) for w, L in form.minimax))
 
@@ -279,6 +280,10 @@ def register_objective(objective_type: Any, *, replace: bool = False) -> Any:
     clash = sorted(set(t.fields) & COMMON_FIELDS)
     if clash:
         raise InputError("objective", f"objective {name!r}: {clash[0]!r} is a field of every objective")
+    cls = type(t)
+    if not t.column_sum and cls.evaluate is ObjectiveType.evaluate and cls.labeled_form is ObjectiveType.labeled_form:
+        raise InputError("objective", f"objective {name!r} has no value: give labeled_form (labeled outputs), "
+                         "column_sum with column_utility (free outputs) or evaluate")
     REGISTRY[name] = t
     return objective_type
 
