@@ -8,6 +8,7 @@ from mechopt.runtime._budget import (BUDGET_NOTIONS, BudgetExceededError, Memoiz
                                      bp_lip_composition_bound, ldp_composition, lip_composition_bound,
                                      lip_sequence_composition_bound, memoization_savings)
 from mechopt.runtime._commands import estimate_file, estimate_from_files, privatize_file
+from mechopt.runtime._counting import count_reports, list_partitions
 from mechopt.runtime._estimators import (VarianceReport, estimate_em, estimate_inversion, estimate_projected,
                                          estimation_covariance, estimation_risk, project_simplex, variance_report)
 from mechopt.runtime._mmse import mmse_aggregate, mmse_decoder, mmse_histogram, mmse_histogram_risk, mmse_risk
@@ -27,6 +28,7 @@ __all__ = [
     "VarianceReport",
     "as_channel",
     "bp_lip_composition_bound",
+    "count_reports",
     "estimate",
     "estimate_counts",
     "estimate_em",
@@ -39,6 +41,7 @@ __all__ = [
     "ldp_composition",
     "lip_composition_bound",
     "lip_sequence_composition_bound",
+    "list_partitions",
     "memoization_savings",
     "mmse_aggregate",
     "mmse_decoder",
