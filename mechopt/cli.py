@@ -163,8 +163,11 @@ def _cmd_estimate(args) -> int:
     if args.reports is None and args.counts is None:
         raise InputError("reports", "give --reports FILE (one output label per line) or --counts FILE "
                                     "(CSV: output label,count); '-' reads standard input")
+    if args.counts is None and (args.scheduler or args.column):
+        raise InputError("scheduler" if args.scheduler else "column", "applies to --counts (partitioned files)")
     est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
-                              level=args.level, prior=_parse_prior(args.prior))
+                              level=args.level, prior=_parse_prior(args.prior), column=args.column,
+                              scheduler=args.scheduler)
     print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False) if args.json else est.table())
     return 0
 
@@ -253,7 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
                               f"{_DOCS}")
     e.add_argument("mechanism", help="mechanism file (JSON)")
     e.add_argument("--reports", default=None, help="one output label per line ('-': standard input)")
-    e.add_argument("--counts", default=None, help="CSV of output label,count ('-': standard input)")
+    e.add_argument("--counts", default=None,
+                   help="CSV of output label,count ('-': standard input), or a Parquet/CSV file, folder or glob of "
+                        "partitions: one report per row, or pre-aggregated report,count rows")
+    e.add_argument("--column", default=None, help="--counts: the report column (default 'report', or the only one)")
+    e.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
+                   help="--counts: count on Dask, on a LocalCluster of N workers or the scheduler at ADDRESS")
     e.add_argument("--method", default="em", choices=["em", "inversion", "projected", "mmse"],
                    help="em: maximum likelihood (default); inversion: unbiased; projected: inversion onto the "
                         "simplex; mmse: Bayesian under a prior")

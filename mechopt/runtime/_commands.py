@@ -163,7 +163,8 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None,
 
 def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None = None, *,
                         counts_path: str | Path | None = None, method: str = "em",
-                        level: float = 0.95, prior: Any = None) -> Estimate:
+                        level: float = 0.95, prior: Any = None, column: str | None = None,
+                        scheduler: Any = None) -> Estimate:
     """Estimate the input distribution from a file of reports or of counts, with intervals.
 
     Parameters
@@ -175,7 +176,9 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         Output labels, one per line (UTF-8); ``-`` reads standard input.
     counts_path : str or pathlib.Path, optional, keyword-only
         Instead of reports: a CSV of ``output label,count`` (optional header
-        ``label,count``; outputs not listed count 0); ``-`` reads standard input.
+        ``label,count``; outputs not listed count 0); ``-`` reads standard input. Or a
+        Parquet or CSV file, folder or glob of partitions, counted by
+        :func:`mechopt.runtime.count_reports` (one report per row, or pre-aggregated rows).
     method : {"em", "inversion", "projected", "mmse"}, keyword-only
         ``em``: maximum likelihood (:func:`mechopt.runtime.estimate_em`);
         ``inversion``: unbiased, may be negative; ``projected``: inversion projected onto
@@ -186,6 +189,10 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         Level of the intervals, in (0, 1).
     prior : sequence of float, optional, keyword-only
         ``mmse``: the prior; default the mechanism's design prior (``objective.prior``).
+    column, scheduler : keyword-only
+        With ``counts_path``: the report column and where to count (``None``: this
+        process; ``"local:N"``; a Dask scheduler address or client); see
+        :func:`mechopt.runtime.count_reports`.
 
     Returns
     -------
@@ -244,9 +251,14 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
                                                 "hold one output label per line")
         refuse_unknown(reports_path, labels, index, str(mech_path), "output")
         counts = np.bincount([index[y] for y in labels], minlength=len(index)).astype(float)
+    elif str(counts_path) == "-":
+        counts = parse_counts_csv(read_text(counts_path, "counts"), doc["outputs"], source="counts")
     else:
-        counts = parse_counts_csv(read_text(counts_path, "counts"), doc["outputs"],
-                                  source=str(counts_path))
+        from mechopt.runtime._counting import count_reports
+
+        counts = count_reports(counts_path, doc["outputs"], column=column, scheduler=scheduler).astype(float)
+        if counts.sum() <= 0:
+            raise InputError(str(counts_path), "holds no reports (every count is 0 or the files are empty)")
     if method == "mmse" and prior is None:
         prior = doc["objective"].get("prior")
     Q = np.array(doc["matrix"], dtype=float)
