@@ -97,6 +97,16 @@ def test_pre_aggregated_forms_add_up_across_files(tmp_path):
         count_reports(tmp_path, OUTPUTS)
 
 
+def test_the_counts_csv_format_needs_no_pyarrow(tmp_path, monkeypatch):
+    (tmp_path / "c.csv").write_text('label,count\nnews,5\n"shop,online",7\n', encoding="utf-8")
+    (tmp_path / "empty.csv").write_text("label,count\n", encoding="utf-8")
+    _write_csv(tmp_path / "r.csv", ["news"])
+    monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)  # as if it were not installed
+    assert count_reports([str(tmp_path / "c.csv"), str(tmp_path / "empty.csv")], OUTPUTS).tolist() == [5, 0, 7, 0, 0]
+    with pytest.raises(InputError, match=r"r\.csv: reading .* needs pyarrow, which is not installed"):
+        count_reports(tmp_path / "r.csv", OUTPUTS)
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(0, len(OUTPUTS) - 1), min_size=1, max_size=60), st.data())
 def test_counts_do_not_depend_on_how_the_reports_are_split(tmp_path_factory, codes, data):

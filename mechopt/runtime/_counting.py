@@ -148,14 +148,29 @@ def _list_url(url: str) -> list[str]:
 
 
 def _open(path: str):
-    """A readable binary stream: fsspec for a URL, pyarrow's own (decompressing by suffix) for a local file."""
+    """A readable binary stream: fsspec for a URL; a local file decompressed by its suffix."""
     if _is_url(path):
         import fsspec
 
         return fsspec.open(path, "rb", compression="infer").open()
-    import pyarrow as pa
+    if path.endswith(".gz"):
+        import gzip
 
-    return pa.input_stream(path, compression="detect")
+        return gzip.open(path, "rb")
+    if path.endswith(".bz2"):
+        import bz2
+
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _pyarrow(path: str):
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError(path, "reading Parquet or one-report-per-row CSV partitions needs pyarrow, which is not "
+                               "installed; pip install mechopt[dask]") from None
+    return pyarrow
 
 
 def _is_parquet(path: str) -> bool:
@@ -250,7 +265,7 @@ def _pick_column(names: list[str], column: str | None, path: str, count_too: boo
 
 
 def _count_parquet(path: str, index: dict[str, int], column: str | None, out: np.ndarray) -> None:
-    import pyarrow as pa
+    pa = _pyarrow(path)
     import pyarrow.parquet as pq
 
     with pq.ParquetFile(_open(path) if _is_url(path) else path) as pf:
@@ -285,9 +300,6 @@ def _first_row(path: str) -> list[str]:
 
 
 def _count_csv(path: str, index: dict[str, int], column: str | None, out: np.ndarray) -> None:
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
     row = _first_row(path)
     if not row:
         return
@@ -303,17 +315,24 @@ def _count_csv(path: str, index: dict[str, int], column: str | None, out: np.nda
                 text = f.read().decode("utf-8")
             except UnicodeDecodeError as err:
                 raise InputError(path, f"is not UTF-8 text: {err}") from None
-        out += parse_counts_csv(text, list(index), source=path).astype(np.int64)
+        try:
+            out += parse_counts_csv(text, list(index), source=path).astype(np.int64)
+        except InputError as err:
+            if not err.rule.startswith("holds no reports"):  # an empty partition adds nothing
+                raise
         return
     elif len(row) == 1:
         names, skip, col = ["report"], 0, "report"
     else:
         raise InputError(path, f"cannot tell the form of this CSV: its first row {row!r} is neither one report "
                                f"label, nor 'label,count', nor a header naming the column {name!r}")
+    pa = _pyarrow(path)
+    import pyarrow.csv as pcsv
+
     aggregated = "count" in names and col != "count"
     types = {col: pa.string()} | ({"count": pa.int64()} if aggregated else {})
     try:
-        with _open(path) as f:
+        with (_open(path) if _is_url(path) else pa.input_stream(path, compression="detect")) as f:
             table = pcsv.read_csv(f, read_options=pcsv.ReadOptions(column_names=names, skip_rows=skip,
                                                                    use_threads=False),
                                   convert_options=pcsv.ConvertOptions(column_types=types,
@@ -410,7 +429,7 @@ def close_client(client) -> None:
 
 def _reduce_on(client, files: list[str], outputs: list[str], column: str | None):
     shared = client.scatter(outputs, broadcast=True, hash=False)
-    level = [client.submit(count_partition, path, shared, column, pure=False) for path in files]
+    level = client.map(count_partition, files, outputs=shared, column=column, pure=False)
     while len(level) > 1:
         level = [client.submit(sum_counts, *level[i:i + FAN_IN], pure=False) for i in range(0, len(level), FAN_IN)]
     return level[0].result()
