@@ -15,7 +15,7 @@ at generation. Also timed: the same count in this process without Dask. Reports 
 the ratio of the medians, throughput, each worker's peak RSS and the load average before and
 after every measurement.
 
-Writes ``benchmarks/results/counting-<date>.md`` and ``.json`` (``--out`` to choose).
+Writes ``benchmarks/results/counting-<date>.md`` and ``.json`` (``--md``, ``--json`` to choose).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 PROBLEM = ROOT / "problems" / "web_high_low_002.yaml"
 #: the true input distribution of the simulated users (news, mail, shop, video, clinic, casino)
 TRUE_P = np.array([0.30, 0.25, 0.20, 0.15, 0.06, 0.04])
@@ -95,16 +94,16 @@ def measure_dask(files: list[str], outputs: list[str], workers: int, expected: n
         client.wait_for_workers(workers)
         count_reports(files[:workers], outputs, scheduler=client)  # warm-up: imports, one file per worker
         load_before = os.getloadavg()[0]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         counts = count_reports(files, outputs, scheduler=client)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         load_after = os.getloadavg()[0]
         peaks = sorted(client.run(_worker_peak_rss_mib).values())
     finally:
         close_client(client)
     if not np.array_equal(counts, expected):
         raise AssertionError(f"{workers} workers counted {counts.tolist()}, expected {expected.tolist()}")
-    return {"workers": workers, "seconds": seconds, "worker_peak_rss_mib": peaks,
+    return {"workers": workers, "seconds": seconds, "client_cpu_seconds": cpu, "worker_peak_rss_mib": peaks,
             "load_before": load_before, "load_after": load_after}
 
 
@@ -156,7 +155,6 @@ def run(reports: int, partitions: int, rounds: int, directory: Path, log=print) 
 
 def markdown(report: dict) -> str:
     med, tp = report["median_seconds"], report["throughput_reports_per_s"]
-    peaks = {w: max(max(m["worker_peak_rss_mib"]) for m in report["runs"] if m["workers"] == w) for w in (1, 2)}
     lines = ["# Counting reports on Dask", "",
              f"`python -m benchmarks.bench_counting --reports {report['reports']:.0e} --partitions "
              f"{report['partitions']} --rounds {report['rounds']}`, started {report['started']}, "
@@ -167,38 +165,40 @@ def markdown(report: dict) -> str:
              f"output indices (snappy, {report['data_bytes'] / 2 ** 20:.0f} MiB; written in "
              f"{report['generation_seconds']:.0f} s, not timed). Every count equals the numpy `bincount` of "
              f"generation; EM on it is within {report['estimate_max_abs_error']:.1e} of the true distribution.", "",
-             "| counting | median s | reports/s | worker peak RSS (MiB) | runs: s (1-min load before) |",
-             "|---|---:|---:|---:|---|"]
+             "| counting | median s | reports/s | worker peak RSS (MiB) | client + scheduler CPU s | "
+             "runs: s (1-min load before) |",
+             "|---|---:|---:|---:|---:|---|"]
     names = {0: "in this process, no Dask", 1: "Dask, 1 worker", 2: "Dask, 2 workers"}
     for w in (0, 1, 2):
-        runs = ", ".join(f"{m['seconds']:.3f} ({m['load_before']:.2f})" for m in report["runs"] if m["workers"] == w)
-        lines.append(f"| {names[w]} | {med[w]:.3f} | {tp[w] / 1e6:.0f} M | "
-                     f"{peaks[w]:.0f} |" if w else f"| {names[w]} | {med[w]:.3f} | {tp[w] / 1e6:.0f} M | — |")
-        lines[-1] += f" {runs} |"
+        mine = [m for m in report["runs"] if m["workers"] == w]
+        runs = ", ".join(f"{m['seconds']:.3f} ({m['load_before']:.2f})" for m in mine)
+        rss = f"{max(max(m['worker_peak_rss_mib']) for m in mine):.0f}" if w else "—"
+        cpu = f"{statistics.median(m['client_cpu_seconds'] for m in mine):.3f}" if w else "—"
+        lines.append(f"| {names[w]} | {med[w]:.3f} | {tp[w] / 1e6:.0f} M | {rss} | {cpu} | {runs} |")
     lines += ["", f"**2 workers against 1: {report['ratio']:.2f}×** (ratio of the medians). "
               f"Peak RSS of this process (generation included): {report['client_peak_rss_mib']:.0f} MiB."]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
+    from benchmarks.run import write_results
+
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_counting", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reports", type=float, default=1e8, help="reports to generate and count (default 1e8)")
     ap.add_argument("--partitions", type=int, default=64, help="Parquet files (default 64)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of 1 worker / 2 workers / no Dask (default 3)")
     ap.add_argument("--dir", default="/tmp/mechopt-counting", help="where the partitions are written")
-    ap.add_argument("--out", help="Markdown output (default benchmarks/results/counting-<date>.md)")
+    ap.add_argument("--md", help="write the Markdown here instead of benchmarks/results/counting-<date>.md")
+    ap.add_argument("--json", help="write the JSON here instead of benchmarks/results/counting-<date>.json")
     args = ap.parse_args(argv)
     if args.reports < args.partitions or args.partitions < 2 or args.rounds < 1:
         ap.error("need --reports >= --partitions >= 2 and --rounds >= 1")
+    started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
     report = run(int(args.reports), args.partitions, args.rounds, Path(args.dir) / f"{int(args.reports)}")
     md = markdown(report)
-    out = Path(args.out) if args.out else RESULTS / f"counting-{time.strftime('%Y-%m-%d')}.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(md)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1))
     print(md)
-    print(f"written to {out}")
+    write_results("bench_counting", "counting", md, report, args.md, args.json, started, load_start)
     return 0
 
 

@@ -2,11 +2,13 @@
 
 An estimator needs only the count of each output; the counting is the part that grows
 with the number of reports, and the part that spreads over machines. Each partition (one
-file) is counted on its own — a value count of one column — and the per-file counts are
-summed by a tree reduction (groups of :data:`FAN_IN`). With a Dask scheduler every file
-is counted by a worker, which reads it itself (local paths must be on storage every worker
-sees; ``s3://``, ``gs://``... URLs are read through fsspec), and the sums run on the
-workers too: only one count vector per file crosses the network.
+file) is counted on its own — a value count of one column: pyarrow reads it, numpy's
+``bincount`` counts output indices, pyarrow's ``value_counts`` counts labels — and the
+counts are summed by a tree reduction. With a Dask scheduler the files are grouped into
+about :data:`TASKS_PER_THREAD` tasks per worker thread; a worker reads its files itself
+(local paths must be on storage every worker sees; ``s3://``, ``gs://``... URLs are read
+through fsspec) and sums them, and the task sums are added on the workers in groups of
+:data:`FAN_IN`: only one count vector per task crosses the network.
 
 The forms a partition may take (``docs/cli.md``, "estimate"):
 
@@ -30,6 +32,7 @@ import csv
 import glob as _glob
 import io
 import logging
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +45,11 @@ from mechopt.runtime._inference import parse_counts_csv
 
 __all__ = ["count_reports", "list_partitions"]
 
-#: counts of this many files (or sums) are added in one reduction task
+#: counts of this many tasks are added in one reduction task
 FAN_IN = 8
+#: on Dask, files are grouped into about this many tasks per worker thread: few enough that
+#: scheduling costs little next to reading, enough to balance partitions of unequal size
+TASKS_PER_THREAD = 4
 #: the name of the report column when none is given
 DEFAULT_COLUMN = "report"
 _PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
@@ -427,9 +433,23 @@ def close_client(client) -> None:
         cluster.close()
 
 
+def count_files(paths: Sequence[str], outputs: Sequence[str], column: str | None = None) -> np.ndarray | _Rejected:
+    """One task: the summed counts of a few files, one after the other (the first refusal stops it)."""
+    total: np.ndarray | _Rejected = np.zeros(len(outputs), dtype=np.int64)
+    for path in paths:
+        total = sum_counts(total, count_partition(path, outputs, column))
+        if isinstance(total, _Rejected):
+            break
+    return total
+
+
 def _reduce_on(client, files: list[str], outputs: list[str], column: str | None):
+    """Count on a Dask cluster: about :data:`TASKS_PER_THREAD` tasks per worker thread, then a tree of sums."""
+    threads = sum(client.nthreads().values()) or 1
+    per_task = max(1, math.ceil(len(files) / (TASKS_PER_THREAD * threads)))
+    groups = [files[i:i + per_task] for i in range(0, len(files), per_task)]
     shared = client.scatter(outputs, broadcast=True, hash=False)
-    level = client.map(count_partition, files, outputs=shared, column=column, pure=False)
+    level = client.map(count_files, groups, outputs=shared, column=column, pure=False)
     while len(level) > 1:
         level = [client.submit(sum_counts, *level[i:i + FAN_IN], pure=False) for i in range(0, len(level), FAN_IN)]
     return level[0].result()
@@ -482,11 +502,7 @@ def count_reports(source: str | Path | Sequence[str], outputs: Sequence[str], *,
         if not files:
             raise InputError("counts", "no files given")
     if scheduler is None:
-        total: np.ndarray | _Rejected = np.zeros(len(outputs), dtype=np.int64)
-        for path in files:
-            total = sum_counts(total, count_partition(path, outputs, column))
-            if isinstance(total, _Rejected):
-                break
+        total = count_files(files, outputs, column)
     elif isinstance(scheduler, str):
         client, _ = open_client(scheduler)
         try:
