@@ -204,3 +204,20 @@ def test_a_two_worker_local_cluster_counts_the_same(tmp_path, mech_file, capsys)
             count_reports(tmp_path, OUTPUTS, scheduler=client)
     finally:
         close_client(client)
+
+
+def test_the_benchmark_data_is_what_its_manifest_says(tmp_path):
+    """benchmarks/bench_counting.py checks every timed count against its manifest: the manifest must be right."""
+    from benchmarks.bench_counting import TRUE_P, generate, measure_in_process
+
+    manifest = generate(tmp_path, 6000, 3, log=lambda *a: None)
+    files = [str(tmp_path / f"part-{i:04d}.parquet") for i in range(3)]
+    for path, expected in zip(files, manifest["per_file"]):
+        codes = pq.read_table(path).column("report").to_numpy()
+        assert codes.dtype == np.int16 and np.bincount(codes, minlength=len(expected)).tolist() == expected
+    assert sum(map(sum, manifest["per_file"])) == 6000
+    assert mechopt.Mechanism.load(tmp_path / "mechanism.json").outputs == tuple(manifest["outputs"])
+    measure_in_process(files, manifest["outputs"], np.sum(manifest["per_file"], axis=0))  # raises on a wrong count
+    with pytest.raises(AssertionError, match="expected"):  # a wrong expectation is caught
+        measure_in_process(files, manifest["outputs"], np.zeros(len(manifest["outputs"]), dtype=int))
+    assert len(TRUE_P) == len(mechopt.Mechanism.load(tmp_path / "mechanism.json").inputs)
