@@ -9,7 +9,8 @@ timed.
 
 Then counts them with :func:`mechopt.runtime.count_reports` on a Dask ``LocalCluster`` of
 1 and of 2 single-threaded worker processes, alternating which goes first, ``--rounds``
-times; each cluster is started and warmed up (one partition counted) before its clock
+times (with ``--scheduler ADDRESS``: on that cluster instead, ``--dir`` on storage its
+workers mount); each cluster is started and warmed up (one partition counted) before its clock
 starts, and closed after. Each count must equal the per-partition numpy ``bincount`` taken
 at generation. Also timed: the same count in this process without Dask. Reports the times,
 the ratio of the medians, throughput, each worker's peak RSS and the load average before and
@@ -84,14 +85,16 @@ def _worker_peak_rss_mib() -> float:  # runs on a worker (module-level: Dask pic
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def measure_dask(files: list[str], outputs: list[str], workers: int, expected: np.ndarray) -> dict:
-    """One timed count on a fresh LocalCluster of ``workers`` single-threaded processes."""
+def measure_dask(files: list[str], outputs: list[str], scheduler: str, expected: np.ndarray) -> dict:
+    """One timed count on a fresh LocalCluster (``local:N``) or on the cluster at a scheduler address."""
     from mechopt.runtime import count_reports
     from mechopt.runtime._counting import close_client, open_client
 
-    client, _ = open_client(f"local:{workers}")
+    client, _ = open_client(scheduler)
     try:
-        client.wait_for_workers(workers)
+        if scheduler.startswith("local:"):
+            client.wait_for_workers(int(scheduler[len("local:"):]))
+        workers = sum(client.nthreads().values())
         count_reports(files[:workers], outputs, scheduler=client)  # warm-up: imports, one file per worker
         load_before = os.getloadavg()[0]
         t0, c0 = time.perf_counter(), time.process_time()
@@ -119,7 +122,8 @@ def measure_in_process(files: list[str], outputs: list[str], expected: np.ndarra
     return {"workers": 0, "seconds": seconds, "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
-def run(reports: int, partitions: int, rounds: int, directory: Path, log=print) -> dict:
+def run(reports: int, partitions: int, rounds: int, directory: Path, scheduler: str | None = None,
+        log=print) -> dict:
     from mechopt.runtime import estimate_counts
 
     report = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "cores": os.cpu_count(), "reports": reports,
@@ -133,18 +137,19 @@ def run(reports: int, partitions: int, rounds: int, directory: Path, log=print) 
                   generation_seconds=manifest["seconds"], loadavg_after_generation=os.getloadavg())
     runs = []
     for r in range(rounds):
-        for workers in ((1, 2, 0) if r % 2 == 0 else (0, 2, 1)):
-            m = measure_dask(files, outputs, workers, expected) if workers else \
-                measure_in_process(files, outputs, expected)
+        for workers in ((1, 2, 0) if r % 2 == 0 else (0, 2, 1)) if scheduler is None else (scheduler,):
+            m = measure_dask(files, outputs, workers if isinstance(workers, str) else f"local:{workers}",
+                             expected) if workers else measure_in_process(files, outputs, expected)
             m["round"] = r
             runs.append(m)
-            log(f"round {r}: {workers or 'no Dask,'} {'workers' if workers else 'this process'}: "
+            log(f"round {r}: {m['workers'] or 'no Dask,'} {'workers' if m['workers'] else 'this process'}: "
                 f"{m['seconds']:.3f} s (load {m['load_before']:.2f} -> {m['load_after']:.2f})")
     report["runs"] = runs
-    med = {w: statistics.median(m["seconds"] for m in runs if m["workers"] == w) for w in (0, 1, 2)}
+    med = {w: statistics.median(m["seconds"] for m in runs if m["workers"] == w) for w in {m["workers"] for m in runs}}
     report["median_seconds"] = med
-    report["ratio"] = med[1] / med[2]
+    report["ratio"] = med[1] / med[2] if scheduler is None else None
     report["throughput_reports_per_s"] = {w: reports / s for w, s in med.items()}
+    report["scheduler"] = scheduler
     report["client_peak_rss_mib"] = _peak_rss_mib()
     report["loadavg_at_end"] = os.getloadavg()
     Q = json.loads((directory / "mechanism.json").read_text())["matrix"]
@@ -168,15 +173,18 @@ def markdown(report: dict) -> str:
              "| counting | median s | reports/s | worker peak RSS (MiB) | client + scheduler CPU s | "
              "runs: s (1-min load before) |",
              "|---|---:|---:|---:|---:|---|"]
-    names = {0: "in this process, no Dask", 1: "Dask, 1 worker", 2: "Dask, 2 workers"}
-    for w in (0, 1, 2):
+    where = f" at {report['scheduler']}" if report["scheduler"] else " (LocalCluster)"
+    for w in sorted(med):
         mine = [m for m in report["runs"] if m["workers"] == w]
         runs = ", ".join(f"{m['seconds']:.3f} ({m['load_before']:.2f})" for m in mine)
         rss = f"{max(max(m['worker_peak_rss_mib']) for m in mine):.0f}" if w else "—"
         cpu = f"{statistics.median(m['client_cpu_seconds'] for m in mine):.3f}" if w else "—"
-        lines.append(f"| {names[w]} | {med[w]:.3f} | {tp[w] / 1e6:.0f} M | {rss} | {cpu} | {runs} |")
-    lines += ["", f"**2 workers against 1: {report['ratio']:.2f}×** (ratio of the medians). "
-              f"Peak RSS of this process (generation included): {report['client_peak_rss_mib']:.0f} MiB."]
+        name = f"Dask, {w} worker{'s' if w > 1 else ''}{where}" if w else "in this process, no Dask"
+        lines.append(f"| {name} | {med[w]:.3f} | {tp[w] / 1e6:.0f} M | {rss} | {cpu} | {runs} |")
+    lines += ["", ""]
+    if report["ratio"] is not None:
+        lines[-1] = f"**2 workers against 1: {report['ratio']:.2f}×** (ratio of the medians). "
+    lines[-1] += f"Peak RSS of this process (generation included): {report['client_peak_rss_mib']:.0f} MiB."
     return "\n".join(lines) + "\n"
 
 
@@ -189,13 +197,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=64, help="Parquet files (default 64)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of 1 worker / 2 workers / no Dask (default 3)")
     ap.add_argument("--dir", default="/tmp/mechopt-counting", help="where the partitions are written")
+    ap.add_argument("--scheduler", metavar="ADDRESS",
+                    help="time the cluster at this Dask scheduler address instead (--dir on storage its workers see)")
     ap.add_argument("--md", help="write the Markdown here instead of benchmarks/results/counting-<date>.md")
     ap.add_argument("--json", help="write the JSON here instead of benchmarks/results/counting-<date>.json")
     args = ap.parse_args(argv)
     if args.reports < args.partitions or args.partitions < 2 or args.rounds < 1:
         ap.error("need --reports >= --partitions >= 2 and --rounds >= 1")
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
-    report = run(int(args.reports), args.partitions, args.rounds, Path(args.dir) / f"{int(args.reports)}")
+    report = run(int(args.reports), args.partitions, args.rounds, Path(args.dir) / f"{int(args.reports)}",
+                 args.scheduler)
     md = markdown(report)
     print(md)
     write_results("bench_counting", "counting", md, report, args.md, args.json, started, load_start)
