@@ -45,7 +45,7 @@ def _write_csv(path, labels, header=None):
 def test_parquet_index_partitions_equal_a_direct_count(tmp_path):
     rng = np.random.default_rng(1)
     parts = [rng.integers(0, len(OUTPUTS), size=n).astype(dt) for n, dt in
-             [(1000, np.int16), (1, np.int8), (2500, np.int32), (700, np.int64)]]
+             [(1000, np.int16), (1, np.int8), (2500, np.int32), (700, np.int64), (300, np.uint64), (90, np.uint8)]]
     for i, codes in enumerate(parts):
         # small row groups: a column arrives in several chunks
         pq.write_table(pa.table({"report": codes}), tmp_path / f"part-{i}.parquet", row_group_size=300)

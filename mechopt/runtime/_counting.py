@@ -199,7 +199,7 @@ def _add_codes(out: np.ndarray, codes: np.ndarray, path: str, m: int) -> None:
         ok = len(counted) == m
     else:
         ok = bool(codes.min() >= 0 and codes.max() < m)
-        counted = np.bincount(codes, minlength=m) if ok else None
+        counted = np.bincount(codes.astype(np.intp, copy=False), minlength=m) if ok else None
     if not ok:
         bad = codes[(codes < 0) | (codes >= m)][0]
         raise InputError(path, f"output index {int(bad)} is not an output of the mechanism "
