@@ -45,7 +45,7 @@ def _write_csv(path, labels, header=None):
 def test_parquet_index_partitions_equal_a_direct_count(tmp_path):
     rng = np.random.default_rng(1)
     parts = [rng.integers(0, len(OUTPUTS), size=n).astype(dt) for n, dt in
-             [(1000, np.int16), (1, np.int8), (2500, np.int32), (700, np.int64), (300, np.uint64), (90, np.uint8)]]
+             [(100_000, np.int16), (1, np.int8), (2500, np.int32), (700, np.int64), (300, np.uint64), (90, np.uint8)]]
     for i, codes in enumerate(parts):
         # small row groups: a column arrives in several chunks
         pq.write_table(pa.table({"report": codes}), tmp_path / f"part-{i}.parquet", row_group_size=300)
@@ -129,10 +129,15 @@ def test_bad_partitions_are_refused_naming_the_label_and_file(tmp_path):
     with pytest.raises(InputError, match=r"bad\.csv: 'weather' is not an output label"):
         count_reports(tmp_path, OUTPUTS)
     for codes, bad in [(pa.array([0, 5], pa.int16()), 5), (pa.array([-1, 0], pa.int16()), -1),
-                       (pa.array([0, 2 ** 40], pa.int64()), 2 ** 40)]:
+                       (pa.array([0, 2 ** 40], pa.int64()), 2 ** 40), (pa.array([40000], pa.uint16()), 40000)]:
         pq.write_table(pa.table({"report": codes}), tmp_path / "bad.parquet")
         with pytest.raises(InputError, match=rf"bad\.parquet: output index {bad} is not an output"):
             count_reports(tmp_path / "bad.parquet", OUTPUTS)
+    late = np.zeros(70_000, dtype=np.int16)
+    late[-1] = 9  # in the last block
+    pq.write_table(pa.table({"report": late}), tmp_path / "bad.parquet")
+    with pytest.raises(InputError, match=r"bad\.parquet: output index 9 is not an output"):
+        count_reports(tmp_path / "bad.parquet", OUTPUTS)
     pq.write_table(pa.table({"report": [1.5]}), tmp_path / "bad.parquet")
     with pytest.raises(InputError, match=r"holds double; expected output labels"):
         count_reports(tmp_path / "bad.parquet", OUTPUTS)

@@ -50,6 +50,8 @@ FAN_IN = 8
 #: on Dask, files are grouped into about this many tasks per worker thread: few enough that
 #: scheduling costs little next to reading, enough to balance partitions of unequal size
 TASKS_PER_THREAD = 4
+#: output indices are widened for ``bincount`` this many at a time (256 KiB of int64)
+BLOCK = 1 << 15
 #: the name of the report column when none is given
 DEFAULT_COLUMN = "report"
 _PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
@@ -190,21 +192,33 @@ def _add_codes(out: np.ndarray, codes: np.ndarray, path: str, m: int) -> None:
     """Add a chunk of output indices, refusing any outside [0, m).
 
     Codes of 8 or 16 bits are counted as unsigned (a negative one lands above 32 767), so
-    one ``bincount`` pass both counts and finds a bad index; wider codes are checked first.
+    the counting pass also finds a bad index; wider codes are checked first. ``bincount``
+    wants machine integers: blocks of :data:`BLOCK` codes are widened into one small buffer
+    that stays in cache, rather than the whole column into a fresh array (which, under an
+    allocator that returns memory eagerly — Dask sets ``MALLOC_TRIM_THRESHOLD_`` in its
+    workers — costs a page fault every 4 KiB).
     """
-    if codes.size == 0:
+    n = codes.size
+    if n == 0:
         return
+    given = codes
     if codes.dtype.itemsize <= 2:
-        counted = np.bincount(codes.view(f"u{codes.dtype.itemsize}"), minlength=m)
-        ok = len(counted) == m
-    else:
-        ok = bool(codes.min() >= 0 and codes.max() < m)
-        counted = np.bincount(codes.astype(np.intp, copy=False), minlength=m) if ok else None
-    if not ok:
-        bad = codes[(codes < 0) | (codes >= m)][0]
-        raise InputError(path, f"output index {int(bad)} is not an output of the mechanism "
-                               f"(indices are 0 to {m - 1})")
-    out += counted
+        codes = codes.view(f"u{codes.dtype.itemsize}")
+    elif codes.min() < 0 or codes.max() >= m:
+        _refuse_index(codes, path, m)
+    buf = np.empty(min(n, BLOCK), dtype=np.intp)
+    for start in range(0, n, BLOCK):
+        block = buf[:min(BLOCK, n - start)]
+        np.copyto(block, codes[start:start + BLOCK], casting="unsafe")
+        counted = np.bincount(block, minlength=m)
+        if len(counted) > m:
+            _refuse_index(given, path, m)
+        out += counted
+
+
+def _refuse_index(codes: np.ndarray, path: str, m: int) -> None:
+    bad = codes[(codes < 0) | (codes >= m)][0]
+    raise InputError(path, f"output index {int(bad)} is not an output of the mechanism (indices are 0 to {m - 1})")
 
 
 def _label_codes(values: Sequence[Any], index: dict[str, int], path: str, what: str) -> np.ndarray:
