@@ -143,7 +143,8 @@ def _cmd_baselines(args) -> int:
 def _cmd_privatize(args) -> int:
     from .runtime._commands import privatize_file
 
-    n = privatize_file(args.mechanism, args.input, args.output, seed=args.seed, memo=args.memo)
+    n = privatize_file(args.mechanism, args.input, args.output, seed=args.seed, memo=args.memo,
+                      user_column=args.user_column)
     print(f"{n} reports -> {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
     return 0
 
@@ -245,7 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--seed", type=int, default=None,
                     help="seeded simulation (not for deployment); default: a secure generator")
     pr.add_argument("--memo", metavar="STORE.json", default=None,
-                    help="memoized mechanism, one device: keep its permanent responses in this JSON file")
+                    help="memoized mechanism: keep the permanent responses in this JSON file (one device; "
+                         "with --user-column one store per user)")
+    pr.add_argument("--user-column", action="store_true",
+                    help="the input is CSV 'user id,input label': each user is one device (for --memo)")
     pr.set_defaults(func=_cmd_privatize)
 
     e = sub.add_parser("estimate", help="estimate the input distribution, with standard errors and intervals",

@@ -160,21 +160,74 @@ def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
     doc["sha256"] = canonical_digest(doc)
     mech = tmp_path / "memo.json"
     mech.write_text(json.dumps(doc))
-    inp = write_lines(tmp_path / "in.txt", ["home"] * 50 + ["bar"] * 50)
     store = tmp_path / "store.json"
-    privatize_file(mech, inp, tmp_path / "a.txt", memo=store)
-    a = (tmp_path / "a.txt").read_text().splitlines()
-    assert len(set(a[:50])) == 1 and len(set(a[50:])) == 1  # one permanent response per value
+    rounds = {}
+    for value in ("home", "bar"):  # one device, one report a round, 20 rounds per value
+        inp = write_lines(tmp_path / "in.txt", [value])
+        rounds[value] = set()
+        for _ in range(20):
+            privatize_file(mech, inp, tmp_path / "a.txt", memo=store)
+            rounds[value].add((tmp_path / "a.txt").read_text().strip())
+    assert all(len(r) == 1 for r in rounds.values())  # one permanent response per value
     kept = json.loads(store.read_text())
-    assert kept == {f"{doc['sha256']}:home": a[0], f"{doc['sha256']}:bar": a[50]}
-    privatize_file(mech, inp, tmp_path / "b.txt", memo=store)  # a later round: the same responses
-    assert (tmp_path / "b.txt").read_text().splitlines() == a
+    assert kept == {f"{doc['sha256']}:{v}": r.pop() for v, r in rounds.items()}
     # without a store every line is another user: fresh draws
+    inp = write_lines(tmp_path / "in.txt", ["home"] * 50 + ["bar"] * 50)
     privatize_file(mech, inp, tmp_path / "c.txt", seed=1)
     assert len(set((tmp_path / "c.txt").read_text().splitlines()[:50])) > 1
     with pytest.raises(InputError, match="memo: .* is not a memoized mechanism"):
         privatize_file(_plain(tmp_path), inp, tmp_path / "d.txt",
                        memo=store)
+
+
+def test_memo_over_many_lines_needs_user_ids(tmp_path, capsys):
+    doc = krr_doc()
+    doc.update(version=2, memoize=True)
+    doc["sha256"] = canonical_digest(doc)
+    mech = tmp_path / "memo.json"
+    mech.write_text(json.dumps(doc))
+    inp = write_lines(tmp_path / "in.txt", ["home", "bar"])
+    with pytest.raises(InputError, match="memo: keeps one device's .* 2 lines .*--user-column"):
+        privatize_file(mech, inp, tmp_path / "o.txt", memo=tmp_path / "s.json")
+    assert not (tmp_path / "o.txt").exists() and not (tmp_path / "s.json").exists()
+    from mechopt.cli import main
+
+    rc = main(["privatize", str(mech), "--input", str(inp), "--output", str(tmp_path / "o.txt"),
+               "--memo", str(tmp_path / "s.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "--user-column" in err
+
+
+def test_memo_keyed_by_user(tmp_path):
+    doc = krr_doc()
+    doc.update(version=2, memoize=True)
+    doc["sha256"] = canonical_digest(doc)
+    mech = tmp_path / "memo.json"
+    mech.write_text(json.dumps(doc))
+    n = 400  # 400 users with the same value: as many independent devices
+    inp = write_lines(tmp_path / "in.csv", [f"u{i},home" for i in range(n)] + ['"u,0",bar'])
+    store = tmp_path / "devices.json"
+    assert privatize_file(mech, inp, tmp_path / "day1.txt", memo=store, user_column=True, seed=5) == n + 1
+    day1 = (tmp_path / "day1.txt").read_text().splitlines()
+    kept = json.loads(store.read_text())
+    assert set(kept) == {f"u{i}" for i in range(n)} | {"u,0"}
+    assert all(kept[f"u{i}"] == {f"{doc['sha256']}:home": day1[i]} for i in range(n))
+    assert kept["u,0"] == {f"{doc['sha256']}:bar": day1[n]}
+    # independent devices: the reports of 'home' follow its row, not one repeated response
+    row = dict(zip(doc["outputs"], doc["matrix"][doc["inputs"].index("home")]))
+    for y, q in row.items():
+        share = day1[:n].count(y) / n
+        assert abs(share - q) <= 5 * (q * (1 - q) / n) ** 0.5 + 1e-12, (y, share, q)
+    # day 2, fresh seed: every user repeats their own permanent response
+    privatize_file(mech, inp, tmp_path / "day2.txt", memo=store, user_column=True, seed=6)
+    assert (tmp_path / "day2.txt").read_text().splitlines() == day1
+    bad = write_lines(tmp_path / "bad.csv", ["u1"])
+    with pytest.raises(InputError, match="bad.csv:1: with --user-column every line must be"):
+        privatize_file(mech, bad, tmp_path / "o.txt", memo=store, user_column=True)
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps({"k": "v"}))
+    with pytest.raises(InputError, match="with --user-column the memo store must be"):
+        privatize_file(mech, inp, tmp_path / "o.txt", memo=flat, user_column=True)
 
 
 def _plain(tmp_path: Path) -> Path:
