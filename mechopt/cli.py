@@ -165,7 +165,8 @@ def _cmd_estimate(args) -> int:
         raise InputError("reports", "give --reports FILE (one output label per line) or --counts FILE "
                                     "(CSV: output label,count); '-' reads standard input")
     est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
-                              level=args.level, prior=_parse_prior(args.prior))
+                              level=args.level, prior=_parse_prior(args.prior), postprocess=args.postprocess,
+                              resamples=args.resamples, seed=args.seed)
     print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False) if args.json else est.table())
     return 0
 
@@ -263,6 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "simplex; mmse: Bayesian under a prior")
     e.add_argument("--prior", default=None, help="mmse: comma-separated prior (default: the mechanism's design prior)")
     e.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    e.add_argument("--postprocess", default="none", choices=["none", "simplex", "norm-sub"],
+                   help="consistent estimate: none (default); simplex: Euclidean projection onto the simplex; "
+                        "norm-sub: zero the negatives, subtract one delta from the rest (Wang et al. NDSS 2020); "
+                        "intervals then come from a parametric bootstrap")
+    e.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples with --postprocess (default 1000)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws (default 0)")
     e.add_argument("--json", action="store_true", help="print the estimate as JSON")
     e.set_defaults(func=_cmd_estimate)
 

@@ -25,6 +25,7 @@ from mechopt.runtime._inference import (
     read_text,
 )
 from mechopt.runtime._files import read_labels, refuse_unknown, write_atomically
+from mechopt.runtime._postprocess import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, check_postprocess
 
 __all__ = ["ESTIMATE_METHODS", "estimate_file", "estimate_from_files", "privatize_file"]
 
@@ -182,13 +183,14 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
 
 def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None, *,
                   counts_path: str | Path | None = None, method: str = "em",
-                  level: float = 0.95, prior: Any = None) -> dict[str, Any]:
+                  level: float = 0.95, prior: Any = None, **options: Any) -> dict[str, Any]:
     """Estimate the input distribution from a file of reports or of counts, with intervals.
 
     :func:`estimate_from_files` as the JSON document of ``mechopt estimate --json``
     (``docs/cli.md``): ``n``, ``method``, ``estimate``, ``standard_error``, ``interval``,
-    ``level``, ``interval_kind``, ``reliable``, ``notes``; labels in the file's order.
-    Parameters, errors: as :func:`estimate_from_files`.
+    ``level``, ``interval_kind``, ``reliable``, ``postprocess``, ``notes``; labels in the
+    file's order. Parameters (``options``: ``postprocess``, ``resamples``, ``seed``), errors: as
+    :func:`estimate_from_files`.
 
     Examples
     --------
@@ -204,12 +206,13 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None,
     (10, {'no': 0.7, 'yes': 0.3})
     """
     return estimate_from_files(mech_path, reports_path, counts_path=counts_path, method=method,
-                               level=level, prior=prior).to_dict()
+                               level=level, prior=prior, **options).to_dict()
 
 
 def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None = None, *,
                         counts_path: str | Path | None = None, method: str = "em",
-                        level: float = 0.95, prior: Any = None) -> Estimate:
+                        level: float = 0.95, prior: Any = None, postprocess: str = "none",
+                        resamples: int = BOOTSTRAP_RESAMPLES, seed: int | None = BOOTSTRAP_SEED) -> Estimate:
     """Estimate the input distribution from a file of reports or of counts, with intervals.
 
     Parameters
@@ -232,6 +235,11 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         Level of the intervals, in (0, 1).
     prior : sequence of float, optional, keyword-only
         ``mmse``: the prior; default the mechanism's design prior (``objective.prior``).
+    postprocess : {"none", "simplex", "norm-sub"}, keyword-only
+        Consistent post-processing, with parametric-bootstrap intervals
+        (:func:`mechopt.runtime.estimate_counts`).
+    resamples, seed : int, keyword-only
+        The bootstrap's number of resamples and seed.
 
     Returns
     -------
@@ -272,8 +280,12 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     from mechopt._mechanism import load_verified
     from mechopt.families import estimate_family_file
 
+    check_postprocess(postprocess)
     checked, _ = load_verified(mech_path)  # the one path: what 'mechopt verify' refuses is refused here
     if checked.family is not None:
+        if postprocess != "none":
+            raise InputError("postprocess", "applies to matrix mechanisms; a family's estimator has its own "
+                                            "output (use --postprocess none)")
         if counts_path is not None:
             raise InputError("counts", "a family mechanism is estimated from its reports (--reports): its outputs "
                                        "are subsets or codes, not a short list of labels to count")
@@ -297,7 +309,7 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         prior = doc["objective"].get("prior")
     Q = np.array(doc["matrix"], dtype=float)
     return estimate_counts(Q, counts, method=method, level=level, prior=prior,
-                           labels=doc["inputs"])
+                           labels=doc["inputs"], postprocess=postprocess, resamples=resamples, seed=seed)
 
 
 def _family_estimate(out: dict, level: float):

@@ -50,6 +50,9 @@ from mechopt.runtime._estimators import (
     estimate_projected,
 )
 from mechopt.runtime._mmse import mmse_histogram
+from mechopt.runtime._postprocess import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap, check_postprocess,
+                                          check_resamples)
+from mechopt.runtime._postprocess import postprocess as _postprocess
 from mechopt.runtime._sampling import as_channel
 
 __all__ = ["ESTIMATE_METHODS", "Estimate", "estimate", "estimate_counts", "parse_counts_csv"]
@@ -87,6 +90,8 @@ class Estimate:
         ``False`` where the normal approximation is not trustworthy (see module doc).
     notes : tuple of str
         Plain-language caveats.
+    postprocess : str
+        ``none``, ``simplex`` or ``norm-sub`` (:mod:`mechopt.runtime._postprocess`).
     """
 
     labels: tuple[str, ...]
@@ -100,6 +105,7 @@ class Estimate:
     interval: str
     reliable: np.ndarray
     notes: tuple[str, ...] = field(default=())
+    postprocess: str = "none"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``mechopt estimate --json`` (``docs/cli.md``)."""
@@ -110,13 +116,14 @@ class Estimate:
                 "interval": {x: [float(a), float(b)] for x, a, b in zip(lab, self.lower, self.upper)},
                 "level": self.level, "interval_kind": self.interval,
                 "reliable": {x: bool(r) for x, r in zip(lab, self.reliable)},
-                "notes": list(self.notes)}
+                "postprocess": self.postprocess, "notes": list(self.notes)}
 
     def table(self) -> str:
         """A plain-text table (what ``mechopt estimate`` prints)."""
         width = max(5, *(len(x) for x in self.labels))
         pct = f"{100 * self.level:g}%"
-        head = (f"n = {self.n} reports, method = {self.method}: {_DESCRIPTION[self.method]}; "
+        post = "" if self.postprocess == "none" else f", post-processed: {self.postprocess}"
+        head = (f"n = {self.n} reports, method = {self.method}: {_DESCRIPTION[self.method]}{post}; "
                 f"{pct} intervals: {self.interval}")
         lines = [head, f"{'input':{width}s}  estimate  std.err   {pct} interval"]
         for x, p, se, a, b, ok in zip(self.labels, self.estimate, self.standard_errors, self.lower,
@@ -148,7 +155,9 @@ def _inversion_covariance(Q: np.ndarray, freq: np.ndarray, n: float) -> np.ndarr
 
 
 def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", level: float = 0.95,
-                    prior: ArrayLike | None = None, labels: Sequence[str] | None = None) -> Estimate:
+                    prior: ArrayLike | None = None, labels: Sequence[str] | None = None,
+                    postprocess: str = "none", resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int | None = BOOTSTRAP_SEED) -> Estimate:
     """Estimate the input distribution from report counts, with standard errors and intervals.
 
     Parameters
@@ -163,6 +172,15 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
         Required by ``mmse`` (the prior of each user's input); ignored otherwise.
     labels : sequence of str, optional, keyword-only
         Input labels (default ``"0" … "k-1"``).
+    postprocess : {"none", "simplex", "norm-sub"}, keyword-only
+        Map the estimate into the simplex (:mod:`mechopt.runtime._postprocess`). With
+        ``inversion`` or ``projected`` the intervals become parametric percentile-bootstrap
+        intervals of the whole procedure; ``em`` and ``mmse`` estimates already lie in the
+        simplex (post-processing leaves them unchanged, a note says so).
+    resamples : int, keyword-only
+        Bootstrap resamples behind post-processed intervals (100 … 1 000 000).
+    seed : int or None, keyword-only
+        Seed of the bootstrap draws (``None``: fresh entropy).
 
     Returns
     -------
@@ -185,6 +203,9 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     ([0.7, 0.3], [0.031, 0.031])
     >>> e.lower.round(4).tolist()
     [0.6393, 0.2393]
+    >>> inv = estimate_counts(Q, [90, 10], method="inversion", postprocess="simplex")
+    >>> inv.estimate.tolist(), inv.interval                 # inversion gives [1.3, -0.3]
+    ([1.0, 0.0], 'percentile bootstrap (1000 parametric resamples, seed 0)')
     >>> merged = [[0.5, 0.5], [0.5, 0.5], [0.2, 0.8]]
     >>> estimate_counts(merged, [50, 50])
     Traceback (most recent call last):
@@ -193,6 +214,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     """
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
+    check_postprocess(postprocess)
     Q = as_channel(Q)
     k, m = Q.shape
     c = _as_counts(counts, m)
@@ -234,6 +256,15 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
             cov = _inversion_covariance(Q, freq, n)
             kind = "wald (inversion covariance)"
         se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if postprocess != "none" and method in ("inversion", "projected"):
+        p = _postprocess(p, postprocess)
+        how = postprocess if method == "inversion" else "simplex"  # projected: on the simplex already
+        se, lo, hi = bootstrap(Q, p, int(round(n)), how, float(level), resamples=resamples, seed=seed)
+        kind = f"percentile bootstrap ({check_resamples(resamples)} parametric resamples, seed {seed})"
+        return Estimate(names, int(round(n)), method, p, se, lo, hi, float(level), kind, np.ones(k, bool),
+                        tuple(notes), postprocess)
+    if postprocess != "none":
+        notes.append(f"the {method} estimate lies in the simplex already: {postprocess} leaves it unchanged")
     raw_lo, raw_hi = p - z * se, p + z * se
     reliable = (raw_lo >= 0.0) & (raw_hi <= 1.0)
     if method == "em":
@@ -245,7 +276,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
                      "fails there (the estimate is constrained to [0, 1]); the interval is clipped and only "
                      "indicative — collect more reports")
     return Estimate(names, int(round(n)), method, p, se, np.clip(raw_lo, 0.0, 1.0), np.clip(raw_hi, 0.0, 1.0),
-                    float(level), kind, reliable, tuple(notes))
+                    float(level), kind, reliable, tuple(notes), postprocess)
 
 
 def parse_counts_csv(text: str, outputs: Sequence[str], *, source: str = "counts") -> np.ndarray:
@@ -327,7 +358,8 @@ def _doc_of(mechanism: Any) -> dict:
 
 def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
              counts: Mapping[str, int] | ArrayLike | None = None, method: str = "em", level: float = 0.95,
-             prior: ArrayLike | None = None) -> Estimate:
+             prior: ArrayLike | None = None, postprocess: str = "none", resamples: int = BOOTSTRAP_RESAMPLES,
+             seed: int | None = BOOTSTRAP_SEED) -> Estimate:
     """Estimate the input distribution from reports of a mechanism, with intervals.
 
     Parameters
@@ -338,7 +370,7 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
         Output labels, one per report.
     counts : mapping or array_like, optional, keyword-only
         Instead of ``reports``: ``{output label: count}`` or one count per output.
-    method, level, prior : keyword-only
+    method, level, prior, postprocess, resamples, seed : keyword-only
         As :func:`estimate_counts`; the ``mmse`` prior defaults to the mechanism's design
         prior (``objective.prior``).
 
@@ -385,7 +417,7 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
     if method == "mmse" and prior is None:
         prior = (doc.get("objective") or {}).get("prior")
     return estimate_counts(np.array(doc["matrix"], dtype=float), c, method=method, level=level, prior=prior,
-                           labels=doc["inputs"])
+                           labels=doc["inputs"], postprocess=postprocess, resamples=resamples, seed=seed)
 
 
 def _csv_cell(label: Any) -> str:
