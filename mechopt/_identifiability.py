@@ -23,12 +23,49 @@ import numpy as np
 
 from ._errors import MechoptError
 
-__all__ = ["Identifiability", "IdentifiabilityWarning", "NotIdentifiableError", "identifiability"]
+__all__ = ["Identifiability", "IdentifiabilityWarning", "NotIdentifiableError", "group_label", "identifiability",
+           "summarize_labels"]
 
 #: singular values below this fraction of the largest count as zero
 RANK_RTOL = 1e-9
 #: rows closer than this (max abs difference) are reported as merged inputs
 MERGE_ATOL = 1e-12
+
+
+#: a message lists at most this many labels; longer lists are summarised (:func:`summarize_labels`)
+SHOWN_LABELS = 3
+#: merged groups described one by one up to this many labels in all; beyond, one summary
+LISTED_LABELS = 8
+
+
+def summarize_labels(labels: Sequence[str], shown: int = SHOWN_LABELS) -> str:
+    """Quoted labels, the first ``shown`` and a count when there are more.
+
+    Examples
+    --------
+    >>> summarize_labels(["a", "b"])
+    "'a', 'b'"
+    >>> summarize_labels([f"p{i}" for i in range(915)])
+    "'p0', 'p1', 'p2', … (915 in all)"
+    """
+    labels = list(labels)
+    if len(labels) <= shown + 1:
+        return ", ".join(repr(x) for x in labels)
+    return ", ".join(repr(x) for x in labels[:shown]) + f", … ({len(labels)} in all)"
+
+
+def group_label(labels: Sequence[str]) -> str:
+    """The name of a group of merged inputs in an estimate: ``a+b+c``, or ``a+b+…+z (80 inputs)``.
+
+    Examples
+    --------
+    >>> group_label(["home"]), group_label(["a", "b"]), group_label([f"p{i}" for i in range(80)])
+    ('home', 'a+b', 'p0+p1+…+p79 (80 inputs)')
+    """
+    labels = list(labels)
+    if len(labels) <= SHOWN_LABELS:
+        return "+".join(labels)
+    return f"{labels[0]}+{labels[1]}+…+{labels[-1]} ({len(labels)} inputs)"
 
 
 class IdentifiabilityWarning(UserWarning):
@@ -70,13 +107,35 @@ class Identifiability:
     def identifiable(self) -> bool:
         return self.rank == self.k
 
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        """Every input's group, in input order: the merged groups and the other inputs alone.
+
+        Examples
+        --------
+        >>> identifiability([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5]]).groups()
+        ((0, 2), (1,))
+        """
+        of = {i: g for g in self.merged for i in g}
+        out, seen = [], set()
+        for i in range(self.k):
+            g = of.get(i, (i,))
+            if g not in seen:
+                seen.add(g)
+                out.append(g)
+        return tuple(out)
+
     def describe(self, inputs: Sequence[str] | None = None) -> str:
         """One sentence: why the distribution is not identifiable (empty when it is)."""
         if self.identifiable:
             return ""
         names = list(inputs) if inputs is not None else [str(i) for i in range(self.k)]
         parts = []
-        for group in self.merged:
+        total = sum(len(g) for g in self.merged)
+        if total > LISTED_LABELS:  # one summary, never a line of hundreds of labels
+            first = [names[i] for i in self.merged[0]]
+            parts.append(f"{total} inputs in {len(self.merged)} group{'s' if len(self.merged) > 1 else ''} have "
+                         f"identical rows (first group: {summarize_labels(first)})")
+        for group in self.merged if total <= LISTED_LABELS else ():
             labels = [names[i] for i in group]
             parts.append(f"inputs {', '.join(repr(x) for x in labels)} have identical rows")
         if not parts:

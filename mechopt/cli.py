@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 1 a failed privacy or hash check, an infeasible problem or a
 solver failure; 2 bad input (one line on stderr naming the field and the rule); 3 the
-reports cannot answer the question asked (``estimate`` on a channel that does not
-identify the input distribution, without ``--method mmse``).
+reports cannot answer the question asked (``estimate`` on a channel that identifies
+neither the input distribution nor the masses of its groups of identical inputs, without
+``--method mmse``).
 """
 
 from __future__ import annotations
@@ -164,9 +165,18 @@ def _cmd_estimate(args) -> int:
     if args.reports is None and args.counts is None:
         raise InputError("reports", "give --reports FILE (one output label per line) or --counts FILE "
                                     "(CSV: output label,count); '-' reads standard input")
-    est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
-                              level=args.level, prior=_parse_prior(args.prior), postprocess=args.postprocess,
-                              resamples=args.resamples, seed=args.seed)
+    from ._identifiability import IdentifiabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IdentifiabilityWarning)
+        est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
+                                  level=args.level, prior=_parse_prior(args.prior), postprocess=args.postprocess,
+                                  resamples=args.resamples, seed=args.seed)
+    for w in caught:  # merged inputs: their groups' mass was estimated; one line saying so
+        if issubclass(w.category, IdentifiabilityWarning):
+            print(f"mechopt: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False) if args.json else est.table())
     return 0
 
@@ -254,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=_cmd_privatize)
 
     e = sub.add_parser("estimate", help="estimate the input distribution, with standard errors and intervals",
-                       epilog=f"Exit code 3 when the channel cannot identify the distribution (use --method mmse). "
+                       epilog=f"A channel that merges inputs (identical rows): each group's total mass is estimated, "
+                              f"with a warning. Exit code 3 when not even that is identifiable (use --method mmse). "
                               f"{_DOCS}")
     e.add_argument("mechanism", help="mechanism file (JSON)")
     e.add_argument("--reports", default=None, help="one output label per line ('-': standard input)")

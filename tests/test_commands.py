@@ -11,7 +11,6 @@ import pytest
 
 from mechopt._canonical import canonical_digest
 from mechopt._errors import InputError, VerificationError
-from mechopt._identifiability import NotIdentifiableError
 from mechopt.runtime import estimate_file, privatize_file
 
 LABELS = ["home", "work", "gym", "bar"]
@@ -60,7 +59,7 @@ def test_privatize_then_estimate_recovers_distribution(tmp_path, mech):
     for method in ("em", "inversion", "projected"):
         result = estimate_file(mech, out, method=method)
         assert set(result) == {"n", "method", "estimate", "standard_error", "interval", "level",
-                               "interval_kind", "reliable", "notes"}
+                               "interval_kind", "reliable", "postprocess", "notes"}
         assert result["n"] == n and result["method"] == method
         assert list(result["estimate"]) == LABELS
         est = np.array(list(result["estimate"].values()))
@@ -143,10 +142,15 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     path = tmp_path / "mech.json"
     path.write_text(json.dumps(doc))
     rep = write_lines(tmp_path / "r.txt", ["u", "v", "v"])
-    # no method may split the merged mass silently: refused, naming the merged inputs
+    # no method may split the merged mass silently: the group's total mass is estimated, with a warning
+    from mechopt._identifiability import IdentifiabilityWarning
+
     for method in ("inversion", "projected", "em"):
-        with pytest.raises(NotIdentifiableError, match=r"inputs 'a', 'b' have identical rows \(rank 2 < 3"):
-            estimate_file(path, rep, method=method)
+        with pytest.warns(IdentifiabilityWarning, match=r"inputs 'a', 'b' have identical rows \(rank 2 < 3"):
+            got = estimate_file(path, rep, method=method)
+        assert got["groups"] == {"a+b": ["a", "b"], "c": ["c"]}
+        # reports: 1/3 'u' = 0.5·m + 0.25·(1 − m) for the group mass m
+        assert got["estimate"]["a+b"] == pytest.approx(1 / 3, abs=1e-9)
     # under a prior the split is the prior's: P(a) / P(b) = 3 exactly, and the note says so
     result = estimate_file(path, rep, method="mmse", prior=[0.45, 0.15, 0.4])
     assert result["estimate"]["a"] == pytest.approx(3 * result["estimate"]["b"], rel=1e-12)

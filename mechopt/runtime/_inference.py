@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -40,7 +41,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
-from mechopt._identifiability import NotIdentifiableError, identifiability
+from mechopt._identifiability import (SHOWN_LABELS, Identifiability, IdentifiabilityWarning, NotIdentifiableError,
+                                      group_label, identifiability)
 from mechopt.objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
@@ -92,6 +94,10 @@ class Estimate:
         Plain-language caveats.
     postprocess : str
         ``none``, ``simplex`` or ``norm-sub`` (:mod:`mechopt.runtime._postprocess`).
+    groups : tuple of tuple of str
+        When the channel merges inputs (identical rows): the inputs of each label, whose
+        total mass is what was estimated (``labels`` are then group names,
+        :func:`mechopt._identifiability.group_label`); empty otherwise.
     """
 
     labels: tuple[str, ...]
@@ -106,6 +112,7 @@ class Estimate:
     reliable: np.ndarray
     notes: tuple[str, ...] = field(default=())
     postprocess: str = "none"
+    groups: tuple[tuple[str, ...], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``mechopt estimate --json`` (``docs/cli.md``)."""
@@ -116,7 +123,8 @@ class Estimate:
                 "interval": {x: [float(a), float(b)] for x, a, b in zip(lab, self.lower, self.upper)},
                 "level": self.level, "interval_kind": self.interval,
                 "reliable": {x: bool(r) for x, r in zip(lab, self.reliable)},
-                "postprocess": self.postprocess, "notes": list(self.notes)}
+                "postprocess": self.postprocess, "notes": list(self.notes),
+                **({"groups": {x: list(g) for x, g in zip(lab, self.groups)}} if self.groups else {})}
 
     def table(self) -> str:
         """A plain-text table (what ``mechopt estimate`` prints)."""
@@ -190,8 +198,15 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     ------
     NotIdentifiableError
         When ``method`` is ``em``, ``inversion`` or ``projected`` and the channel cannot
-        identify the input distribution (rank < k): the message names the merged inputs
-        and points to ``mmse``.
+        identify even the masses of its groups of identical rows (see below): the message
+        points to ``mmse``.
+
+    Warns
+    -----
+    IdentifiabilityWarning
+        When the channel merges inputs (identical rows) and ``method`` is not ``mmse``:
+        the total mass of each group is estimated instead (``groups``; one line naming the
+        groups, summarised past a few labels).
     InputError
         When an argument is malformed, or ``mmse`` has no prior.
 
@@ -206,11 +221,15 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     >>> inv = estimate_counts(Q, [90, 10], method="inversion", postprocess="simplex")
     >>> inv.estimate.tolist(), inv.interval                 # inversion gives [1.3, -0.3]
     ([1.0, 0.0], 'percentile bootstrap (1000 parametric resamples, seed 0)')
+    >>> import warnings
     >>> merged = [[0.5, 0.5], [0.5, 0.5], [0.2, 0.8]]
-    >>> estimate_counts(merged, [50, 50])
-    Traceback (most recent call last):
-    ...
-    mechopt._identifiability.NotIdentifiableError: not identifiable: inputs '0', '1' have identical rows (rank 2 < 3 inputs): no estimator can split that mass from the reports; use method 'mmse' with a prior to split it by the prior, or a mechanism designed for estimation (objective estimation_variance)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     g = estimate_counts(merged, [50, 50], method="inversion", labels=["a", "b", "c"])
+    >>> g.labels, g.estimate.round(6).tolist(), g.groups
+    (('a+b', 'c'), [1.0, 0.0], (('a', 'b'), ('c',)))
+    >>> print(caught[0].message)
+    not identifiable: inputs 'a', 'b' have identical rows (rank 2 < 3 inputs): no estimator can split that mass from the reports; estimated instead: the total mass of each group of identical inputs (2 inputs in 1 group: a+b); --method mmse splits it by a prior
     """
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
@@ -225,6 +244,12 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     n = float(c.sum())
     notes: list[str] = []
     ident = identifiability(Q)
+    groups: tuple[tuple[str, ...], ...] = ()
+    if not ident.identifiable and method != "mmse":
+        Q, names, groups, why = _merge_identical(Q, names, ident)
+        notes.append(why)
+        warnings.warn(why, IdentifiabilityWarning, stacklevel=2)
+        k, ident = Q.shape[0], identifiability(Q)
     if method == "mmse":
         if prior is None:
             raise InputError("prior", "method 'mmse' needs a prior: the distribution each user's input is "
@@ -262,7 +287,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
         se, lo, hi = bootstrap(Q, p, int(round(n)), how, float(level), resamples=resamples, seed=seed)
         kind = f"percentile bootstrap ({check_resamples(resamples)} parametric resamples, seed {seed})"
         return Estimate(names, int(round(n)), method, p, se, lo, hi, float(level), kind, np.ones(k, bool),
-                        tuple(notes), postprocess)
+                        tuple(notes), postprocess, groups)
     if postprocess != "none":
         notes.append(f"the {method} estimate lies in the simplex already: {postprocess} leaves it unchanged")
     raw_lo, raw_hi = p - z * se, p + z * se
@@ -276,7 +301,32 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
                      "fails there (the estimate is constrained to [0, 1]); the interval is clipped and only "
                      "indicative — collect more reports")
     return Estimate(names, int(round(n)), method, p, se, np.clip(raw_lo, 0.0, 1.0), np.clip(raw_hi, 0.0, 1.0),
-                    float(level), kind, reliable, tuple(notes), postprocess)
+                    float(level), kind, reliable, tuple(notes), postprocess, groups)
+
+
+def _merge_identical(Q: np.ndarray, names: tuple[str, ...], ident: Identifiability
+                     ) -> tuple[np.ndarray, tuple[str, ...], tuple[tuple[str, ...], ...], str]:
+    """The channel of the groups of identical rows, their names and members, and the warning to give.
+
+    Inputs with identical rows send reports with the same distribution, so the reports
+    depend on their total mass only: with one row per group the channel ``Q_g`` has the
+    group masses as its inputs, and when ``Q_g`` has full rank every estimator (and its
+    intervals) applies to them unchanged. Otherwise the reports identify no such grouping:
+    :class:`NotIdentifiableError`.
+    """
+    index_groups = ident.groups()
+    Qg = Q[[g[0] for g in index_groups]]
+    if len(index_groups) == Q.shape[0] or not identifiability(Qg).identifiable:
+        raise NotIdentifiableError(
+            f"not identifiable: {ident.describe(names)}; use method 'mmse' with a prior to split it by the "
+            "prior, or a mechanism designed for estimation (objective estimation_variance)")
+    members = tuple(tuple(names[i] for i in g) for g in index_groups)
+    merged = [g for g in members if len(g) > 1]
+    shown = ", ".join(group_label(g) for g in merged[:SHOWN_LABELS]) + (", …" if len(merged) > SHOWN_LABELS else "")
+    why = (f"not identifiable: {ident.describe(names)}; estimated instead: the total mass of each group of "
+           f"identical inputs ({sum(len(g) for g in merged)} inputs in {len(merged)} "
+           f"group{'s' if len(merged) > 1 else ''}: {shown}); --method mmse splits it by a prior")
+    return Qg, tuple(group_label(g) for g in members), members, why
 
 
 def parse_counts_csv(text: str, outputs: Sequence[str], *, source: str = "counts") -> np.ndarray:
