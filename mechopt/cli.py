@@ -181,11 +181,23 @@ def _cmd_estimate(args) -> int:
     return 0
 
 
+def _progress_line(i: int, count: int, x: float, value: float, seconds: float) -> None:
+    shown = "no mechanism" if value != value else f"{value:.6g}"
+    print(f"mechopt: point {i + 1}/{count}: x = {x:g}: {shown} ({seconds:.1f} s)", file=sys.stderr, flush=True)
+
+
 def _cmd_tradeoff(args) -> int:
     from ._plots import tradeoff_plot
 
+    if (args.target_error is None) != (args.n is None):
+        raise InputError("target-error", "--target-error X and --n N go together (the error of the estimate "
+                                         "from N users)")
+    if args.target_error is not None:
+        return _cmd_target_error(args)
+    if args.png is None:
+        raise InputError("png", "a PNG file to write is required (--png OUT.png)")
     data = tradeoff_plot(args.problem, args.epsilons, args.png, scale=args.scale, notion=args.notion,
-                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy)
+                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy, progress=_progress_line)
     if args.json:
         clean = {**data, "curves": {k: [None if y != y else y for y in ys] for k, ys in data["curves"].items()}}
         print(json.dumps(clean, indent=1, ensure_ascii=False))
@@ -196,6 +208,59 @@ def _cmd_tradeoff(args) -> int:
         print(f"x = {data['xlabel']}: {', '.join(f'{x:g}' for x in data['x'])}; y = {data['ylabel']}")
     print(f"-> {args.png}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _cmd_target_error(args) -> int:
+    from ._target_error import smallest_epsilon
+
+    def show(point: dict) -> None:
+        err = "no mechanism" if point["error"] != point["error"] else f"error {point['error']:.6g}"
+        print(f"mechopt: {point['phase']} point {len(seen) + 1}: x = {point['x']:.6g}: {err} ({point['status']}, "
+              f"{point['seconds']:.1f} s)", file=sys.stderr, flush=True)
+        seen.append(point)
+
+    seen: list = []
+    out = smallest_epsilon(args.problem, args.target_error, args.n, epsilons=args.epsilons, scale=args.scale,
+                           notion=args.notion, progress=show)
+    if args.json:
+        clean = {**out, "points": [{**q, "error": None if q["error"] != q["error"] else q["error"]}
+                                   for q in out["points"]]}
+        print(json.dumps(clean, indent=1, ensure_ascii=False))
+    else:
+        what = f"epsilon of {out['notion']}" if out["axis"] == "epsilon" else "budget multiplier t"
+        print(f"{what:>24s}  E|p_hat - p|^2 at n = {out['n']}")
+        for q in sorted(out["points"], key=lambda q: q["x"]):
+            print(f"{q['x']:24.6g}  {q['error']:.6g}{'  (meets)' if q['error'] <= out['target_error'] else ''}")
+        if out["answer"] is None:
+            print(f"no answer: {out['note']}")
+        else:
+            print(f"smallest {what} meeting error <= {out['target_error']:g} at n = {out['n']}: "
+                  f"{out['answer']:.6g} (misses at {out['bracket'][0]:.6g}; {out['note']})")
+    if args.png:
+        _draw_target(out, args.png)
+        print(f"-> {args.png}", file=sys.stderr if args.json else sys.stdout)
+    return 0 if out["answer"] is not None else 1
+
+
+def _draw_target(out: dict, png: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = sorted((q["x"], q["error"]) for q in out["points"] if q["error"] == q["error"])
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    ax.plot([x for x, _ in pts], [e for _, e in pts], marker="o", label="optimal mechanism")
+    ax.axhline(out["target_error"], color="grey", linestyle="--", label="target")
+    if out["answer"] is not None:
+        ax.axvline(out["answer"], color="grey", linestyle=":")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε" if out["axis"] == "epsilon" else "budget multiplier t")
+    ax.set_ylabel(f"E‖p̂ − p‖² at n = {out['n']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
 
 
 def _cmd_plot(args) -> int:
@@ -298,7 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--logx", action="store_true", help="log scale on the x axis")
     t.add_argument("--logy", action="store_true", help="log scale on the y axis")
     t.add_argument("--json", action="store_true", help="print the data drawn as JSON")
-    t.add_argument("--png", required=True, help="PNG file to write")
+    t.add_argument("--png", default=None, help="PNG file to write (required unless --target-error)")
+    t.add_argument("--target-error", type=float, default=None, metavar="X",
+                   help="find the smallest epsilon (or multiplier) whose optimal mechanism's E|p_hat - p|^2 "
+                        "at --n users is <= X: scan the grid, then bisect")
+    t.add_argument("--n", type=int, default=None, metavar="N", help="with --target-error: the number of users")
     t.set_defaults(func=_cmd_tradeoff)
 
     pl = sub.add_parser("plot", help="draw a mechanism's channel as a heat map", epilog=_DOCS)

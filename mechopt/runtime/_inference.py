@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
 from mechopt._identifiability import (SHOWN_LABELS, Identifiability, IdentifiabilityWarning, NotIdentifiableError,
-                                      group_label, identifiability)
+                                      group_label, identifiability, summarize_labels)
 from mechopt.objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
@@ -295,8 +295,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     if method == "em":
         reliable &= p > 0
     if not reliable.all():
-        bad = [x for x, ok in zip(names, reliable) if not ok]
-        shown = ", ".join(repr(x) for x in bad[:6]) + (" ..." if len(bad) > 6 else "")
+        shown = summarize_labels([x for x, ok in zip(names, reliable) if not ok])
         notes.append(f"* near the simplex boundary ({shown}): the normal approximation behind the interval "
                      "fails there (the estimate is constrained to [0, 1]); the interval is clipped and only "
                      "indicative — collect more reports")
