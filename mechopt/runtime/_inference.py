@@ -249,7 +249,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
         Q, names, groups, why = _merge_identical(Q, names, ident)
         notes.append(why)
         warnings.warn(why, IdentifiabilityWarning, stacklevel=2)
-        k, ident = Q.shape[0], identifiability(Q)
+        k = Q.shape[0]
     if method == "mmse":
         if prior is None:
             raise InputError("prior", "method 'mmse' needs a prior: the distribution each user's input is "
@@ -266,11 +266,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
                      f"{int(n)} users if each input was drawn from the prior; they are only as good as the prior")
         if not ident.identifiable:
             notes.append(ident.describe(names) + "; that mass is split as the prior splits it")
-    else:
-        if not ident.identifiable:
-            raise NotIdentifiableError(
-                f"not identifiable: {ident.describe(names)}; use method 'mmse' with a prior to split it by the "
-                "prior, or a mechanism designed for estimation (objective estimation_variance)")
+    else:  # identifiable here: _merge_identical raised otherwise
         freq = c / n
         if method == "em":
             p = estimate_em(Q, c)
@@ -316,8 +312,9 @@ def _merge_identical(Q: np.ndarray, names: tuple[str, ...], ident: Identifiabili
     index_groups = ident.groups()
     Qg = Q[[g[0] for g in index_groups]]
     if len(index_groups) == Q.shape[0] or not identifiability(Qg).identifiable:
+        partly = "" if len(index_groups) == Q.shape[0] else " even the merged groups' masses are not identifiable;"
         raise NotIdentifiableError(
-            f"not identifiable: {ident.describe(names)}; use method 'mmse' with a prior to split it by the "
+            f"not identifiable: {ident.describe(names)};{partly} use method 'mmse' with a prior to split it by the "
             "prior, or a mechanism designed for estimation (objective estimation_variance)")
     members = tuple(tuple(names[i] for i in g) for g in index_groups)
     merged = [g for g in members if len(g) > 1]
