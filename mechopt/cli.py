@@ -64,8 +64,10 @@ def _cmd_solve(args) -> int:
               "'mechopt estimate' will need --method mmse (a prior)", file=sys.stderr)
     dropped = mech.certificate.get("dropped_outputs")
     if dropped:
+        from ._identifiability import summarize_labels
+
         print(f"mechopt: note: dropped {dropped['count']} output(s) of total mass {dropped['mass']:.2g} "
-              f"({', '.join(dropped['labels'])}); recorded in the certificate", file=sys.stderr)
+              f"({summarize_labels(dropped['labels'])}); recorded in the certificate", file=sys.stderr)
     return 0
 
 
