@@ -158,12 +158,18 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     assert any("split as the prior splits it" in note for note in result["notes"])
 
 
-def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
+def memoized(tmp_path: Path) -> tuple[dict, Path]:
+    """The k-RR document marked memoize, and its file."""
     doc = krr_doc()
     doc.update(version=2, memoize=True)
     doc["sha256"] = canonical_digest(doc)
     mech = tmp_path / "memo.json"
     mech.write_text(json.dumps(doc))
+    return doc, mech
+
+
+def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
+    doc, mech = memoized(tmp_path)
     store = tmp_path / "store.json"
     rounds = {}
     for value in ("home", "bar"):  # one device, one report a round, 20 rounds per value
@@ -185,11 +191,7 @@ def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
 
 
 def test_memo_over_many_lines_needs_user_ids(tmp_path, capsys):
-    doc = krr_doc()
-    doc.update(version=2, memoize=True)
-    doc["sha256"] = canonical_digest(doc)
-    mech = tmp_path / "memo.json"
-    mech.write_text(json.dumps(doc))
+    doc, mech = memoized(tmp_path)
     inp = write_lines(tmp_path / "in.txt", ["home", "bar"])
     with pytest.raises(InputError, match="memo: keeps one device's .* 2 lines .*--user-column"):
         privatize_file(mech, inp, tmp_path / "o.txt", memo=tmp_path / "s.json")
@@ -203,11 +205,7 @@ def test_memo_over_many_lines_needs_user_ids(tmp_path, capsys):
 
 
 def test_memo_keyed_by_user(tmp_path):
-    doc = krr_doc()
-    doc.update(version=2, memoize=True)
-    doc["sha256"] = canonical_digest(doc)
-    mech = tmp_path / "memo.json"
-    mech.write_text(json.dumps(doc))
+    doc, mech = memoized(tmp_path)
     n = 400  # 400 users with the same value: as many independent devices
     inp = write_lines(tmp_path / "in.csv", [f"u{i},home" for i in range(n)] + ['"u,0",bar'])
     store = tmp_path / "devices.json"

@@ -76,6 +76,14 @@ def project_simplex_rows(V: ArrayLike) -> np.ndarray:
     return out[0] if one else out
 
 
+def as_vector(v: ArrayLike) -> np.ndarray:
+    """``v`` as a non-empty finite 1-D float array; one line naming ``v`` otherwise."""
+    v = np.asarray(v, dtype=float)
+    if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
+        raise InputError("v", f"must be a non-empty finite 1-D vector, got {v!r}")
+    return v
+
+
 def norm_sub(v: ArrayLike) -> np.ndarray:
     """Norm-Sub (Wang et al., NDSS 2020, §IV): zero the negatives, subtract one δ from the rest.
 
@@ -100,9 +108,7 @@ def norm_sub(v: ArrayLike) -> np.ndarray:
     >>> norm_sub([0.3, 0.1, -0.2]).round(6).tolist()       # positives sum to 0.4: δ = -0.3
     [0.6, 0.4, 0.0]
     """
-    v = np.asarray(v, dtype=float)
-    if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
-        raise InputError("v", f"must be a non-empty finite 1-D vector, got {v!r}")
+    v = as_vector(v)
     support = v > 0
     if not support.any():
         return np.full(v.size, 1.0 / v.size)
