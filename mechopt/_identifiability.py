@@ -96,12 +96,25 @@ class Identifiability:
     null_direction : numpy.ndarray or None, shape (k,)
         A unit vector ``v`` with ``Σ v = 0`` and ``Qᵀ v ≈ 0`` (``p`` and ``p + t v`` give
         the same reports); ``None`` when identifiable.
+    group_masses : bool
+        Whether the reports identify the total mass of every group of :meth:`groups`
+        (one row per group has full rank): what ``mechopt estimate`` then estimates.
+        True when identifiable.
     """
 
     k: int
     rank: int
     merged: tuple[tuple[int, ...], ...]
     null_direction: np.ndarray | None
+    group_masses: bool = True
+
+    def next_step(self) -> str:
+        """What ``mechopt estimate`` does with this channel (empty when identifiable)."""
+        if self.identifiable:
+            return ""
+        if self.group_masses:
+            return "'mechopt estimate' gives each merged group's total mass; --method mmse (a prior) splits it"
+        return "'mechopt estimate' needs --method mmse (a prior)"
 
     @property
     def identifiable(self) -> bool:
@@ -195,4 +208,7 @@ def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiabilit
         seen.update(same)
         if len(same) > 1:
             groups.append(tuple(same))
-    return Identifiability(k, rank, tuple(groups), v)
+    found = Identifiability(k, rank, tuple(groups), v)
+    reps = [g[0] for g in found.groups()]
+    masses = bool(groups) and int(np.linalg.matrix_rank(Q[reps], tol=rtol * (s[0] if s.size else 0.0))) == len(reps)
+    return Identifiability(k, rank, tuple(groups), v, masses)

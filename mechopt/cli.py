@@ -59,9 +59,9 @@ def _cmd_solve(args) -> int:
     if ident and not ident.get("identifiable", True):
         from ._identifiability import identifiability
 
-        why = identifiability(mech.matrix).describe(mech.inputs)
-        print(f"mechopt: warning: this channel cannot identify the input distribution: {why}; "
-              "'mechopt estimate' will need --method mmse (a prior)", file=sys.stderr)
+        found = identifiability(mech.matrix)
+        print(f"mechopt: warning: this channel cannot identify the input distribution: "
+              f"{found.describe(mech.inputs)}; {found.next_step()}", file=sys.stderr)
     dropped = mech.certificate.get("dropped_outputs")
     if dropped:
         from ._identifiability import summarize_labels

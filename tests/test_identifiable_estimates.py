@@ -88,3 +88,12 @@ def test_long_label_lists_are_summarised(tmp_path, capsys):
     out = json.loads(captured.out)
     assert len(out["estimate"]) == 15 and "p0+p1+…+p75 (76 inputs)" in out["groups"]
     assert sum(out["estimate"].values()) == pytest.approx(1.0)
+
+
+def test_what_solve_says_estimate_will_do():
+    merged = identifiability(Q)
+    assert merged.group_masses and "each merged group's total mass" in merged.next_step()
+    # rows 0 + 1 = 2 × row 2, none identical: no group's mass is identifiable, only a prior helps
+    dependent = identifiability([[0.6, 0.4, 0.0], [0.0, 0.4, 0.6], [0.3, 0.4, 0.3]])
+    assert not dependent.group_masses and dependent.next_step() == "'mechopt estimate' needs --method mmse (a prior)"
+    assert identifiability(np.eye(2)).next_step() == ""

@@ -311,7 +311,7 @@ def _merge_identical(Q: np.ndarray, names: tuple[str, ...], ident: Identifiabili
     """
     index_groups = ident.groups()
     Qg = Q[[g[0] for g in index_groups]]
-    if len(index_groups) == Q.shape[0] or not identifiability(Qg).identifiable:
+    if not ident.group_masses:
         partly = "" if len(index_groups) == Q.shape[0] else " even the merged groups' masses are not identifiable;"
         raise NotIdentifiableError(
             f"not identifiable: {ident.describe(names)};{partly} use method 'mmse' with a prior to split it by the "
