@@ -220,6 +220,8 @@ def test_memo_keyed_by_user(tmp_path):
     for y, q in row.items():
         share = day1[:n].count(y) / n
         assert abs(share - q) <= 5 * (q * (1 - q) / n) ** 0.5 + 1e-12, (y, share, q)
+    # without a store the user column is read and every line drawn afresh
+    assert privatize_file(mech, inp, tmp_path / "fresh.txt", user_column=True, seed=5) == n + 1
     # day 2, fresh seed: every user repeats their own permanent response
     privatize_file(mech, inp, tmp_path / "day2.txt", memo=store, user_column=True, seed=6)
     assert (tmp_path / "day2.txt").read_text().splitlines() == day1

@@ -137,3 +137,23 @@ def test_cli_offers_and_applies_post_processing(tmp_path, capsys):
     assert done["postprocess"] == "simplex" and done["interval_kind"].startswith("percentile bootstrap")
     v = np.array([raw["estimate"][x] for x in "abc"])
     assert [done["estimate"][x] for x in "abc"] == pytest.approx(project_simplex(v).tolist(), abs=1e-12)
+
+
+def test_a_family_mechanism_refuses_post_processing_and_memo(tmp_path):
+    from mechopt import FamilyMechanism, solve
+    from mechopt._errors import InputError
+    from mechopt.runtime import estimate_file, privatize_file
+
+    r = solve({"k": 20, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+               "objective": {"kind": "estimation_variance"}}, quiet=True)
+    assert isinstance(r.mechanism, FamilyMechanism)
+    path = tmp_path / "fam.json"
+    r.mechanism.save(path)
+    inp = tmp_path / "in.txt"
+    inp.write_text("0\n1\n")
+    out = tmp_path / "out.txt"
+    assert privatize_file(path, inp, out, seed=1) == 2
+    with pytest.raises(InputError, match="postprocess: applies to matrix mechanisms"):
+        estimate_file(path, out, postprocess="simplex")
+    with pytest.raises(InputError, match="memo: a family mechanism draws fresh reports"):
+        privatize_file(path, inp, out, memo=tmp_path / "s.json")
