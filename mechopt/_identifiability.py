@@ -97,8 +97,9 @@ class Identifiability:
         A unit vector ``v`` with ``Σ v = 0`` and ``Qᵀ v ≈ 0`` (``p`` and ``p + t v`` give
         the same reports); ``None`` when identifiable.
     group_masses : bool
-        Whether the reports identify the total mass of every group of :meth:`groups`
-        (one row per group has full rank): what ``mechopt estimate`` then estimates.
+        Whether the reports identify the total masses of some grouping of the inputs
+        short of all of them (groups of identical rows whose channel has full rank, or the
+        components of :func:`null_components`): what ``mechopt estimate`` then estimates.
         True when identifiable.
     """
 
@@ -211,4 +212,29 @@ def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiabilit
     found = Identifiability(k, rank, tuple(groups), v)
     reps = [g[0] for g in found.groups()]
     masses = bool(groups) and int(np.linalg.matrix_rank(Q[reps], tol=rtol * (s[0] if s.size else 0.0))) == len(reps)
+    masses = masses or int(null_components(Q[reps]).max()) > 0
     return Identifiability(k, rank, tuple(groups), v, masses)
+
+
+#: projector entries above this join two rows into one component
+JOIN_ATOL = 1e-9
+
+
+def null_components(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> np.ndarray:
+    """The component of each row: rows joined when the projector ``Π`` onto ``null(Qᵀ)`` has ``Π_ij ≠ 0``.
+
+    ``Π`` is block diagonal over the components, so every null vector splits into null
+    vectors supported on one component each; each sums to 0 (rows sum to 1), so the
+    total mass of each component is identifiable (:mod:`mechopt.runtime._groups`).
+
+    Examples
+    --------
+    >>> null_components(np.array([[0.6, 0.4, 0.0], [0.0, 0.4, 0.6], [0.3, 0.4, 0.3], [0.0, 0.0, 1.0]])).tolist()
+    [0, 0, 0, 1]
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    _, s, vt = np.linalg.svd(np.asarray(Q, dtype=float).T, full_matrices=True)
+    rank = int(np.sum(s > rtol * s[0])) if s.size else 0
+    N = vt[rank:].T
+    return connected_components(np.abs(N @ N.T) > JOIN_ATOL, directed=False)[1]

@@ -97,3 +97,36 @@ def test_what_solve_says_estimate_will_do():
     dependent = identifiability([[0.6, 0.4, 0.0], [0.0, 0.4, 0.6], [0.3, 0.4, 0.3]])
     assert not dependent.group_masses and dependent.next_step() == "'mechopt estimate' needs --method mmse (a prior)"
     assert identifiability(np.eye(2)).next_step() == ""
+
+
+# a + b = 2c (no two rows identical): a, b, c join one component; d alone is identifiable
+BLOCK = np.array([[0.6, 0.4, 0.0, 0.0],
+                  [0.0, 0.4, 0.6, 0.0],
+                  [0.3, 0.4, 0.3, 0.0],
+                  [0.0, 0.0, 0.5, 0.5]])
+BLOCK_TRUTH = np.array([0.2, 0.3, 0.1, 0.4])
+
+
+def test_components_of_the_null_space_give_identifiable_masses():
+    rng = np.random.default_rng(5)
+    n, reps = 400, 2000
+    got, covered = [], np.zeros(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)
+        for _ in range(reps):
+            e = estimate_counts(BLOCK, rng.multinomial(n, BLOCK_TRUTH @ BLOCK), method="inversion", labels="abcd")
+            got.append(e.estimate)
+            covered += (e.lower <= [0.6, 0.4]) & ([0.6, 0.4] <= e.upper)
+    got = np.array(got)
+    assert e.labels == ("a+b+c", "d") and e.groups == (("a", "b", "c"), ("d",))
+    assert np.allclose(got.sum(axis=1), 1.0, atol=1e-12)
+    sem = got.std(axis=0, ddof=1) / np.sqrt(reps)
+    assert np.all(np.abs(got.mean(axis=0) - [0.6, 0.4]) <= 5 * sem)  # unbiased (linear in the frequencies)
+    assert np.all(covered / reps >= 0.93)  # Wald at 95 %; sd of each share 0.5 %
+    with pytest.warns(IdentifiabilityWarning, match="each group of inputs the reports can tell apart"):
+        for method in ("em", "projected"):
+            e = estimate_counts(BLOCK, [60, 96, 164, 80], method=method, labels="abcd")
+            assert e.estimate == pytest.approx([0.6, 0.4], abs=1e-6)  # the counts are exactly the truth's
+    boot = estimate_counts(BLOCK, [60, 96, 164, 80], method="inversion", postprocess="simplex", labels="abcd")
+    assert boot.interval.startswith("percentile bootstrap") and np.all(boot.lower <= boot.estimate)
+    assert identifiability(BLOCK).group_masses and not identifiability(BLOCK).merged

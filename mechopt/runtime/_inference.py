@@ -22,9 +22,12 @@ the simplex (an input with a true share near 0 or 1, where the ML estimate is
 constrained): an input whose unclipped interval leaves [0, 1], or whose ML estimate is
 0, is marked ``reliable = False`` and a note says why.
 
-The frequentist methods refuse a channel that cannot identify the distribution
-(:class:`~mechopt._identifiability.NotIdentifiableError`, CLI exit code 3) instead of
-splitting the unidentifiable mass silently.
+The frequentist methods never split unidentifiable mass silently: from a channel that
+cannot identify the distribution they estimate the total mass of each group of inputs
+the reports do identify (:mod:`mechopt.runtime._groups`: groups of identical rows, or
+components of the null space), with an :class:`~mechopt._identifiability.IdentifiabilityWarning`,
+and refuse (:class:`~mechopt._identifiability.NotIdentifiableError`, CLI exit code 3)
+when no grouping short of all inputs is identifiable.
 """
 
 from __future__ import annotations
@@ -41,8 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
-from mechopt._identifiability import (SHOWN_LABELS, Identifiability, IdentifiabilityWarning, NotIdentifiableError,
-                                      group_label, identifiability, summarize_labels)
+from mechopt._identifiability import IdentifiabilityWarning, identifiability, summarize_labels
 from mechopt.objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
@@ -52,8 +54,9 @@ from mechopt.runtime._estimators import (
     estimate_projected,
 )
 from mechopt.runtime._mmse import mmse_histogram
+from mechopt.runtime._groups import group_estimate, plan_groups
 from mechopt.runtime._postprocess import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap, check_postprocess,
-                                          check_resamples)
+                                          check_resamples, inversion_rows)
 from mechopt.runtime._postprocess import postprocess as _postprocess
 from mechopt.runtime._sampling import as_channel
 
@@ -245,12 +248,24 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     notes: list[str] = []
     ident = identifiability(Q)
     groups: tuple[tuple[str, ...], ...] = ()
+    plan = None
     if not ident.identifiable and method != "mmse":
-        Q, names, groups, why = _merge_identical(Q, names, ident)
-        notes.append(why)
-        warnings.warn(why, IdentifiabilityWarning, stacklevel=2)
-        k = Q.shape[0]
-    if method == "mmse":
+        plan = plan_groups(Q, names, ident)
+        names, groups = plan.names, plan.members
+        notes.append(plan.why)
+        warnings.warn(plan.why, IdentifiabilityWarning, stacklevel=2)
+        k = len(names)
+        if plan.channel is not None:  # identical rows: the group channel, every estimator applies
+            Q, plan = plan.channel, None
+    invert = None
+    if plan is not None:  # general groups: a linear functional of the report frequencies
+        p, cov, lam, kind = group_estimate(Q, c, plan, method)
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        M, offset = plan.linear, plan.offset
+
+        def invert(F: np.ndarray) -> np.ndarray:
+            return F @ M.T + offset
+    elif method == "mmse":
         if prior is None:
             raise InputError("prior", "method 'mmse' needs a prior: the distribution each user's input is "
                                       "drawn from (the mechanism's design prior, or --prior)")
@@ -266,7 +281,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
                      f"{int(n)} users if each input was drawn from the prior; they are only as good as the prior")
         if not ident.identifiable:
             notes.append(ident.describe(names) + "; that mass is split as the prior splits it")
-    else:  # identifiable here: _merge_identical raised otherwise
+    else:  # identifiable here: plan_groups raised otherwise
         freq = c / n
         if method == "em":
             p = estimate_em(Q, c)
@@ -280,7 +295,14 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     if postprocess != "none" and method in ("inversion", "projected"):
         p = _postprocess(p, postprocess)
         how = postprocess if method == "inversion" else "simplex"  # projected: on the simplex already
-        se, lo, hi = bootstrap(Q, p, int(round(n)), how, float(level), resamples=resamples, seed=seed)
+        if invert is None:
+            fitted = p @ Q  # the multinomial fitted to the post-processed estimate
+
+            def invert(F: np.ndarray) -> np.ndarray:
+                return inversion_rows(Q, F)
+        else:
+            fitted = c / n  # general groups: the report frequencies (no channel maps the group masses)
+        se, lo, hi = bootstrap(fitted, int(round(n)), invert, how, float(level), resamples=resamples, seed=seed)
         kind = f"percentile bootstrap ({check_resamples(resamples)} parametric resamples, seed {seed})"
         return Estimate(names, int(round(n)), method, p, se, lo, hi, float(level), kind, np.ones(k, bool),
                         tuple(notes), postprocess, groups)
@@ -297,32 +319,6 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
                      "indicative — collect more reports")
     return Estimate(names, int(round(n)), method, p, se, np.clip(raw_lo, 0.0, 1.0), np.clip(raw_hi, 0.0, 1.0),
                     float(level), kind, reliable, tuple(notes), postprocess, groups)
-
-
-def _merge_identical(Q: np.ndarray, names: tuple[str, ...], ident: Identifiability
-                     ) -> tuple[np.ndarray, tuple[str, ...], tuple[tuple[str, ...], ...], str]:
-    """The channel of the groups of identical rows, their names and members, and the warning to give.
-
-    Inputs with identical rows send reports with the same distribution, so the reports
-    depend on their total mass only: with one row per group the channel ``Q_g`` has the
-    group masses as its inputs, and when ``Q_g`` has full rank every estimator (and its
-    intervals) applies to them unchanged. Otherwise the reports identify no such grouping:
-    :class:`NotIdentifiableError`.
-    """
-    index_groups = ident.groups()
-    Qg = Q[[g[0] for g in index_groups]]
-    if not ident.group_masses:
-        partly = "" if len(index_groups) == Q.shape[0] else " even the merged groups' masses are not identifiable;"
-        raise NotIdentifiableError(
-            f"not identifiable: {ident.describe(names)};{partly} use method 'mmse' with a prior to split it by the "
-            "prior, or a mechanism designed for estimation (objective estimation_variance)")
-    members = tuple(tuple(names[i] for i in g) for g in index_groups)
-    merged = [g for g in members if len(g) > 1]
-    shown = ", ".join(group_label(g) for g in merged[:SHOWN_LABELS]) + (", …" if len(merged) > SHOWN_LABELS else "")
-    why = (f"not identifiable: {ident.describe(names)}; estimated instead: the total mass of each group of "
-           f"identical inputs ({sum(len(g) for g in merged)} inputs in {len(merged)} "
-           f"group{'s' if len(merged) > 1 else ''}: {shown}); --method mmse splits it by a prior")
-    return Qg, tuple(group_label(g) for g in members), members, why
 
 
 def parse_counts_csv(text: str, outputs: Sequence[str], *, source: str = "counts") -> np.ndarray:

@@ -165,26 +165,28 @@ def inversion_rows(Q: np.ndarray, freqs: np.ndarray) -> np.ndarray:
     return np.column_stack([theta, 1.0 - theta.sum(axis=1)])
 
 
-def bootstrap(Q: np.ndarray, fitted: np.ndarray, n: int, how: str, level: float, *,
+def bootstrap(lam: np.ndarray, n: int, invert, how: str, level: float, *,
               resamples: int = BOOTSTRAP_RESAMPLES, seed: int | None = BOOTSTRAP_SEED
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Parametric percentile bootstrap of inversion followed by ``how`` (module docstring).
+    """Parametric percentile bootstrap of ``invert`` followed by ``how`` (module docstring).
 
-    Returns the standard errors and the lower and upper interval bounds, one per input.
+    ``lam`` is the fitted distribution of one report; ``invert`` maps rows of output
+    frequencies to rows of estimates. Returns the standard errors and the lower and upper
+    interval bounds, one per estimated quantity.
 
     Examples
     --------
     >>> Q = np.array([[0.75, 0.25], [0.25, 0.75]])
-    >>> se, lo, hi = bootstrap(Q, np.array([0.7, 0.3]), 1000, "simplex", 0.95)
+    >>> se, lo, hi = bootstrap(np.array([0.7, 0.3]) @ Q, 1000, lambda F: inversion_rows(Q, F), "simplex", 0.95)
     >>> bool(lo[0] < 0.7 < hi[0]), bool(abs(se[0] - 0.031) < 0.003)    # inversion's se is 0.031
     (True, True)
     """
     resamples = check_resamples(resamples)
-    lam = np.clip(fitted @ Q, 0.0, None)
+    lam = np.clip(np.asarray(lam, dtype=float), 0.0, None)
     lam /= lam.sum()
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(int(n), lam, size=resamples) / float(n)
-    boot = postprocess(inversion_rows(Q, draws), how)
+    boot = postprocess(invert(draws), how)
     alpha = (1.0 - float(level)) / 2.0
     lo, hi = np.quantile(boot, [alpha, 1.0 - alpha], axis=0)
     return boot.std(axis=0, ddof=1), lo, hi
