@@ -95,6 +95,7 @@ def norm_sub(v: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     v : array_like, shape (k,)
+        An estimate of a distribution (any finite entries, any sum).
 
     Returns
     -------
