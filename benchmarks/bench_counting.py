@@ -81,6 +81,31 @@ def generate(directory: Path, reports: int, partitions: int, seed: int = 2026, l
     return manifest
 
 
+def _spin(n: int) -> None:
+    s = 0
+    for i in range(n):
+        s += i
+
+
+def machine_scaling(n: int = 3_000_000) -> float:
+    """What 2 processes get against 1 right now: 2 × t(one spinning alone) / t(two spinning at once).
+
+    2.0 on two free cores; less when other work takes a share of them. Recorded beside
+    every round, so a ratio can be read against what the machine could give at the time.
+    """
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(2) as pool:
+        pool.map(_spin, [1000, 1000], chunksize=1)
+        t0 = time.perf_counter()
+        pool.map(_spin, [n], chunksize=1)
+        one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pool.map(_spin, [n, n], chunksize=1)
+        two = time.perf_counter() - t0
+    return 2 * one / two
+
+
 def _worker_peak_rss_mib() -> float:  # runs on a worker (module-level: Dask pickles it by reference)
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -88,14 +113,14 @@ def _worker_peak_rss_mib() -> float:  # runs on a worker (module-level: Dask pic
 def measure_dask(files: list[str], outputs: list[str], scheduler: str, expected: np.ndarray) -> dict:
     """One timed count on a fresh LocalCluster (``local:N``) or on the cluster at a scheduler address."""
     from mechopt.runtime import count_reports
-    from mechopt.runtime._counting import close_client, open_client
+    from mechopt.runtime._counting import close_client, count_files, open_client
 
     client, _ = open_client(scheduler)
     try:
         if scheduler.startswith("local:"):
             client.wait_for_workers(int(scheduler[len("local:"):]))
         workers = sum(client.nthreads().values())
-        count_reports(files[:workers], outputs, scheduler=client)  # warm-up: imports, one file per worker
+        client.run(count_files, files[:1], outputs)  # warm-up on every worker: imports, one file
         load_before = os.getloadavg()[0]
         t0, c0 = time.perf_counter(), time.process_time()
         counts = count_reports(files, outputs, scheduler=client)
@@ -135,16 +160,19 @@ def run(reports: int, partitions: int, rounds: int, directory: Path, scheduler: 
     expected = np.sum(manifest["per_file"], axis=0)
     report.update(dtype=manifest["dtype"], outputs=outputs, data_bytes=manifest["bytes"],
                   generation_seconds=manifest["seconds"], loadavg_after_generation=os.getloadavg())
-    runs = []
+    runs, scaling = [], []
     for r in range(rounds):
+        scaling.append(machine_scaling())
         for workers in ((1, 2, 0) if r % 2 == 0 else (0, 2, 1)) if scheduler is None else (scheduler,):
             m = measure_dask(files, outputs, workers if isinstance(workers, str) else f"local:{workers}",
                              expected) if workers else measure_in_process(files, outputs, expected)
             m["round"] = r
             runs.append(m)
             log(f"round {r}: {m['workers'] or 'no Dask,'} {'workers' if m['workers'] else 'this process'}: "
-                f"{m['seconds']:.3f} s (load {m['load_before']:.2f} -> {m['load_after']:.2f})")
+                f"{m['seconds']:.3f} s (load {m['load_before']:.2f} -> {m['load_after']:.2f}; "
+                f"machine scaling {scaling[-1]:.2f})")
     report["runs"] = runs
+    report["machine_scaling"] = scaling
     med = {w: statistics.median(m["seconds"] for m in runs if m["workers"] == w) for w in {m["workers"] for m in runs}}
     report["median_seconds"] = med
     report["ratio"] = med[1] / med[2] if scheduler is None else None
@@ -181,7 +209,8 @@ def markdown(report: dict) -> str:
         cpu = f"{statistics.median(m['client_cpu_seconds'] for m in mine):.3f}" if w else "—"
         name = f"Dask, {w} worker{'s' if w > 1 else ''}{where}" if w else "in this process, no Dask"
         lines.append(f"| {name} | {med[w]:.3f} | {tp[w] / 1e6:.0f} M | {rss} | {cpu} | {runs} |")
-    lines += ["", ""]
+    lines += ["", f"Two spinning processes against one, before each round (2.00 on two free cores): "
+              f"{', '.join(f'{x:.2f}' for x in report['machine_scaling'])}.", ""]
     if report["ratio"] is not None:
         lines[-1] = f"**2 workers against 1: {report['ratio']:.2f}×** (ratio of the medians). "
     lines[-1] += f"Peak RSS of this process (generation included): {report['client_peak_rss_mib']:.0f} MiB."

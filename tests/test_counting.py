@@ -184,7 +184,7 @@ def test_cli_estimate_from_partitions_equals_estimate_from_reports(tmp_path, mec
     assert "column: applies to --counts" in capsys.readouterr().err
 
 
-def test_a_two_worker_local_cluster_counts_the_same(tmp_path, mech_file, capsys):
+def test_a_two_worker_local_cluster_counts_the_same(tmp_path, mech_file, capsys, monkeypatch):
     """Dask: a LocalCluster of 2 worker processes (a few seconds to start) and its scheduler address."""
     distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (mechopt[dask])")
     from mechopt.runtime._counting import close_client, open_client
@@ -200,6 +200,10 @@ def test_a_two_worker_local_cluster_counts_the_same(tmp_path, mech_file, capsys)
     client, _ = open_client("local:2")
     try:
         assert isinstance(client, distributed.Client) and len(client.nthreads()) == 2
+        assert count_reports(tmp_path, OUTPUTS, scheduler=client).tolist() == _direct(labels)
+        from mechopt.runtime import _counting
+
+        monkeypatch.setattr(_counting, "TASKS_PER_THREAD", 10)  # 12 one-file tasks: sums run on the workers too
         assert count_reports(tmp_path, OUTPUTS, scheduler=client).tolist() == _direct(labels)
         address = client.scheduler.address
         assert main(["estimate", str(mech_file), "--counts", str(tmp_path), "--scheduler", address, "--json"]) == 0

@@ -7,8 +7,9 @@ file) is counted on its own — a value count of one column: pyarrow reads it, n
 counts are summed by a tree reduction. With a Dask scheduler the files are grouped into
 about :data:`TASKS_PER_THREAD` tasks per worker thread; a worker reads its files itself
 (local paths must be on storage every worker sees; ``s3://``, ``gs://``... URLs are read
-through fsspec) and sums them, and the task sums are added on the workers in groups of
-:data:`FAN_IN`: only one count vector per task crosses the network.
+through fsspec) and sums them; the task sums are added on the workers in groups of
+:data:`FAN_IN` until at most that many remain, which the caller adds: only one count
+vector per task crosses the network.
 
 The forms a partition may take (``docs/cli.md``, "estimate"):
 
@@ -458,15 +459,18 @@ def count_files(paths: Sequence[str], outputs: Sequence[str], column: str | None
 
 
 def _reduce_on(client, files: list[str], outputs: list[str], column: str | None):
-    """Count on a Dask cluster: about :data:`TASKS_PER_THREAD` tasks per worker thread, then a tree of sums."""
+    """Count on a Dask cluster: about :data:`TASKS_PER_THREAD` tasks per worker thread, then a tree of sums.
+
+    Sums of :data:`FAN_IN` task results run on the workers until at most :data:`FAN_IN`
+    remain; the calling process adds those (one round trip, not two).
+    """
     threads = sum(client.nthreads().values()) or 1
     per_task = max(1, math.ceil(len(files) / (TASKS_PER_THREAD * threads)))
     groups = [files[i:i + per_task] for i in range(0, len(files), per_task)]
-    shared = client.scatter(outputs, broadcast=True, hash=False)
-    level = client.map(count_files, groups, outputs=shared, column=column, pure=False)
-    while len(level) > 1:
+    level = client.map(count_files, groups, outputs=outputs, column=column, pure=False)
+    while len(level) > FAN_IN:
         level = [client.submit(sum_counts, *level[i:i + FAN_IN], pure=False) for i in range(0, len(level), FAN_IN)]
-    return level[0].result()
+    return sum_counts(*client.gather(level))
 
 
 def count_reports(source: str | Path | Sequence[str], outputs: Sequence[str], *, column: str | None = None,
