@@ -148,12 +148,9 @@ def network_distances(k: int, edges: Any) -> np.ndarray:
         return network_distances(k, ())
     a, b = np.array(list(best), dtype=np.int64).T
     w = np.array(list(best.values()))
-    # explicit zeros would vanish from a sparse matrix: the smallest positive float stands in, then is zeroed
-    w = np.where(w > 0, w, np.finfo(float).tiny)
+    # one entry per pair and direction: explicit zero lengths stay edges (csgraph keeps stored zeros)
     G = sp.csr_matrix((np.concatenate([w, w]), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(k, k))
-    D = dijkstra(G, directed=True)
-    D[D < 1e-300] = 0.0
-    return D
+    return dijkstra(G, directed=True)
 
 
 def synthetic_city(n_nodes: int, seed: int = 0, *, block: float = 0.1) -> Any:
