@@ -110,3 +110,16 @@ def test_a_stopped_solve_states_one_gap_the_exported_channels():
     assert "proven relative gap" not in r.message
     assert f"the proven gap {r.gap:.3g} (" in r.message
     assert r.stats["relative_gap"] == pytest.approx(r.gap / max(r.objective, 32.0))  # scale: largest loss 4^2+4^2
+
+
+def test_column_generation_reports_the_objective_not_the_ray_utility():
+    # MMSE = E[f^2] - (the ray LP's utility): the progress is on the MMSE's scale
+    k = 8
+    prior = np.random.default_rng(1).dirichlet(np.ones(k))
+    seen: list = []
+    r = mechopt.solve({"k": k, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                       "objective": {"kind": "mmse", "values": list(range(k)), "prior": prior.tolist()}},
+                      method="colgen", quiet=True, progress=seen.append)
+    assert r.status == "optimal" and seen and {rec.method for rec in seen} == {"colgen"}
+    assert seen[-1].value == pytest.approx(r.objective, rel=1e-9)
+    assert seen[-1].bound <= seen[-1].value + 1e-12  # a lower bound on a minimised objective

@@ -246,6 +246,8 @@ class Progress:
         gap = abs(v - b) if math.isfinite(v) and math.isfinite(b) else math.inf
         rel = gap / max(abs(v), self.scale, 1e-300) if math.isfinite(gap) else math.inf
         cur, peak = memory_mb()
+        if cur is not None and peak is not None:
+            peak = max(peak, cur)  # the two counters differ a little (shared pages)
         rec = ProgressRecord(method or self._method(), int(it), v, b, gap, rel, now - self.t0, cur, peak)
         self.records += 1
         if self.callback is not None:
