@@ -123,3 +123,31 @@ def test_column_generation_reports_the_objective_not_the_ray_utility():
     assert r.status == "optimal" and seen and {rec.method for rec in seen} == {"colgen"}
     assert seen[-1].value == pytest.approx(r.objective, rel=1e-9)
     assert seen[-1].bound <= seen[-1].value + 1e-12  # a lower bound on a minimised objective
+
+
+def test_heartbeat_speaks_while_a_step_reports_nothing():
+    import time
+
+    from mechopt.solvers._outcome import progress_reports
+
+    out = io.StringIO()
+    with progress_reports(None, True, stream=out, interval=0.05):
+        time.sleep(0.3)  # building the LP: no report yet
+        Progress("x", interval=3600.0)(4, 2.0, 1.0, 7, method="ipm")  # one report, not drawn (interval)
+        time.sleep(0.3)  # one long factorisation
+    lines = out.getvalue().splitlines()
+    assert lines and lines[0].startswith("solving: ")
+    assert any(ln.startswith("ipm: iteration 4 running, value 2, bound 1, gap 1") for ln in lines)
+    t = [float(ln.split(" s")[0].split(", ")[-1].split(": ")[-1]) for ln in lines]
+    assert t == sorted(t)
+
+
+def test_no_heartbeat_when_quiet():
+    import time
+
+    from mechopt.solvers._outcome import progress_reports
+
+    out = io.StringIO()
+    with progress_reports(None, False, stream=out, interval=0.01):
+        time.sleep(0.1)
+    assert out.getvalue() == ""
