@@ -59,7 +59,7 @@ def test_interval_spaces_the_lines():
     for it in range(50):
         p(it, 2.0, 1.0, 4, method="ipm")
     assert out.getvalue() == ""  # the first line comes only after one interval
-    p.last -= 3601.0
+    p.session.last_write -= 3601.0
     p(50, 2.0, 1.0, 4, method="ipm")
     assert out.getvalue().count("\n") == 1 and out.getvalue().startswith("ipm: iteration 50")
 
@@ -137,7 +137,7 @@ def test_heartbeat_speaks_while_a_step_reports_nothing():
         time.sleep(0.3)  # one long factorisation
     lines = out.getvalue().splitlines()
     assert lines and lines[0].startswith("solving: ")
-    assert any(ln.startswith("ipm: iteration 4 running, value 2, bound 1, gap 1") for ln in lines)
+    assert any(ln.startswith("ipm: after iteration 4, value 2, bound 1, gap 1") for ln in lines)
     t = [float(ln.split(" s")[0].split(", ")[-1].split(": ")[-1]) for ln in lines]
     assert t == sorted(t)
 

@@ -173,7 +173,7 @@ class _Session:
             if rec is None:
                 line = f"solving: {now - self.t0:.1f} s{_memory_words()}"
             else:
-                line = (f"{rec.method}: iteration {rec.iteration} running, value {rec.value:.8g}, bound "
+                line = (f"{rec.method}: after iteration {rec.iteration}, value {rec.value:.8g}, bound "
                         f"{rec.bound:.8g}, gap {rec.gap:.3g} ({rec.relative_gap:.1e} relative), "
                         f"{now - self.t0:.1f} s{_memory_words()}")
             self.write(line)
@@ -250,7 +250,6 @@ class Progress:
         self.label = label
         self.callback = callback if callback is not None else session.callback
         self.offset, self.sign, self.scale = float(offset), float(sign), float(scale)
-        self.last = time.perf_counter()
 
     @property
     def tty(self) -> bool:
@@ -269,7 +268,7 @@ class Progress:
         if not self.enabled and self.callback is None:
             return
         now = time.perf_counter()
-        due = self.enabled and now - self.last >= self.interval
+        due = self.enabled and now - self.session.last_write >= self.interval  # a heartbeat's line counts
         if not due and self.callback is None and not self.enabled:
             return
         v = self.offset + self.sign * float(value)
@@ -283,7 +282,6 @@ class Progress:
             self.callback(rec)
         if not due:
             return
-        self.last = now
         self.session.write(f"{rec.method}: iteration {rec.iteration}, value {v:.8g}, bound {b:.8g}, gap {gap:.3g} "
                            f"({rel:.1e} relative), {size} columns, {rec.elapsed:.1f} s{_memory_words()}")
 
