@@ -193,3 +193,48 @@ def test_missing_file_and_misplaced_weight(tmp_path):
         places_from_spec({"grid": [2, 2], "weight": "length"})
     with pytest.raises(InputError, match="network distances need places given as a street graph"):
         Places.grid(2, 2).distances("network")
+
+
+@settings(max_examples=25, deadline=None)
+@given(connected_graphs(), st.floats(0.1, 5.0))
+def test_edges_keep_the_pairs_the_full_metric_keeps(G, eps):
+    # the pruning of implied pairs from the edges alone gives what it gives from the full eps*d matrix
+    from mechopt.notions import MetricLDP
+    from mechopt.solvers.labeled._structure import prune_pairs
+    from mechopt.solvers.metric._decompose import kept_budgets
+
+    p = Places.from_graph(G)
+    n = MetricLDP(eps, edges=[[p.labels[a], p.labels[b], w] for a, b, w in p.network]).bind(p.labels)
+    none = np.full((p.k, p.k), np.inf)
+    np.fill_diagonal(none, 0.0)
+    kept, full = kept_budgets([n], p.k), prune_pairs(n.eldp_matrix(p.k), none)
+    # the kept pairs imply every pair: their shortest paths are eps * d (networkx, not mechopt)
+    H = nx.DiGraph()
+    H.add_nodes_from(range(p.k))
+    H.add_weighted_edges_from((a, b, kept[a, b]) for a, b in zip(*np.nonzero(np.isfinite(kept))) if a != b)
+    closure = np.array([[nx.shortest_path_length(H, a, b, weight="weight") for b in range(p.k)] for a in range(p.k)])
+    assert np.allclose(closure, eps * _nx_distances(G), rtol=1e-12, atol=1e-12)
+    # and they are among those the full matrix keeps (fewer at times: there a pair whose pieces
+    # eps*a + eps*b round one ulp above eps*(a + b), or a street of length 0, has no strictly
+    # shorter pieces and stays, while the streets imply it)
+    assert np.all(np.isfinite(full)[np.isfinite(kept)])
+
+
+@pytest.mark.parametrize("nodes", [70, 150])
+def test_edges_keep_the_pairs_the_full_metric_keeps_on_a_city(nodes):
+    # above 64 places with few pairs the closure is Dijkstra's, not Floyd-Warshall's
+    from mechopt.notions import MetricLDP
+    from mechopt.solvers.labeled._structure import prune_pairs
+    from mechopt.solvers.metric._decompose import kept_budgets
+
+    p = Places.from_graph(synthetic_city(nodes, seed=nodes))
+    n = MetricLDP(4.0, edges=[[p.labels[a], p.labels[b], w] for a, b, w in p.network]).bind(p.labels)
+    none = np.full((p.k, p.k), np.inf)
+    np.fill_diagonal(none, 0.0)
+    kept = kept_budgets([n], p.k)
+    assert np.all(np.isfinite(prune_pairs(n.eldp_matrix(p.k), none))[np.isfinite(kept)])
+    assert np.count_nonzero(np.isfinite(kept)) - p.k <= 2 * len(p.network)
+    H = nx.DiGraph()
+    H.add_weighted_edges_from((a, b, kept[a, b]) for a, b in zip(*np.nonzero(np.isfinite(kept))) if a != b)
+    closure = nx.floyd_warshall_numpy(H, nodelist=range(p.k))
+    assert np.allclose(closure, n.eldp_matrix(p.k), rtol=1e-12, atol=0)
