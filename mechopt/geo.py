@@ -275,8 +275,8 @@ def prior_from_counts(counts: Any, places: Places, *, where: str = "objective.pr
 
 def places_from_spec(spec: Any, base: Path | None = None) -> Places:
     """``places: {grid: [rows, cols], spacing: s}`` | ``{xy: [[x, y], ...]}`` | ``{latlon: ...}``
-    (optional ``labels``) | ``{file: places.csv}`` (columns ``label,x,y`` or ``label,lat,lon``
-    with a header naming them) | ``{graphml: streets.graphml, weight: length}`` (a street
+    (optional ``labels``) | ``{file: places.csv}`` (columns ``x,y`` or ``lat,lon`` with a header
+    naming them, and a ``label``, ``name`` or ``id`` column, else labels ``p0, p1, ...``) | ``{graphml: streets.graphml, weight: length}`` (a street
     graph; ``weight`` names the edge length attribute, default ``length``)."""
     if not isinstance(spec, dict):
         raise InputError("places", f"must be a mapping (grid, xy, latlon or file), got {spec!r}")
@@ -315,14 +315,18 @@ def places_from_spec(spec: Any, base: Path | None = None) -> Places:
         head = [h.strip().lower() for h in rows[0]]
         kind = "latlon" if "lat" in head else "xy"
         cols = ("lat", "lon") if kind == "latlon" else ("x", "y")
-        if "label" not in head or any(c not in head for c in cols):
-            raise InputError("places.file", f"needs a header with label,{cols[0]},{cols[1]}, got {rows[0]!r}")
-        il, i0, i1 = head.index("label"), head.index(cols[0]), head.index(cols[1])
+        name = next((h for h in ("label", "name", "id") if h in head), None)
+        if any(c not in head for c in cols):
+            raise InputError("places.file", f"needs a header with {cols[0]},{cols[1]} (and a label, name or id "
+                                            f"column), got {rows[0]!r}")
+        i0, i1 = head.index(cols[0]), head.index(cols[1])
         try:
             pts = [(float(r[i0]), float(r[i1])) for r in rows[1:]]
         except (ValueError, IndexError):
             raise InputError("places.file", "every row needs numeric coordinates") from None
-        return Places.from_xy(pts, [r[il].strip() for r in rows[1:]], kind=kind)
+        labels = None if name is None else [r[head.index(name)].strip() if head.index(name) < len(r) else ""
+                                            for r in rows[1:]]
+        return Places.from_xy(pts, labels, kind=kind)  # no label column: p0, p1, ... in file order
     kind = "latlon" if "latlon" in spec else "xy"
     return Places.from_xy(spec[kind], spec.get("labels"), kind=kind)
 

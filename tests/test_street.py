@@ -238,3 +238,21 @@ def test_edges_keep_the_pairs_the_full_metric_keeps_on_a_city(nodes):
     H.add_weighted_edges_from((a, b, kept[a, b]) for a, b in zip(*np.nonzero(np.isfinite(kept))) if a != b)
     closure = nx.floyd_warshall_numpy(H, nodelist=range(p.k))
     assert np.allclose(closure, n.eldp_matrix(p.k), rtol=1e-12, atol=0)
+
+
+def test_points_file_labels_and_coordinates(tmp_path):
+    (tmp_path / "a.csv").write_text("id,lat,lon\nhome,48.85,2.35\nwork,48.86,2.36\n")
+    (tmp_path / "b.csv").write_text("x,y\n0,0\n3,4\n")
+    a = places_from_spec({"file": "a.csv"}, tmp_path)
+    b = places_from_spec({"file": "b.csv"}, tmp_path)
+    assert a.labels == ("home", "work") and a.kind == "latlon"
+    assert b.labels == ("p0", "p1") and b.distances("euclidean")[0, 1] == 5.0
+
+
+def test_points_file_without_coordinates_is_one_line_exit_2(tmp_path, capsys):
+    (tmp_path / "pts.csv").write_text("label,east,north\na,0,0\nb,1,1\n")
+    (tmp_path / "p.yaml").write_text("places: {file: pts.csv}\nprivacy: [{notion: metric, epsilon: 1.0, "
+                                     "distance: euclidean}]\nobjective: {kind: expected_loss, loss: squared}\n")
+    assert main(["solve", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "m.json"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mechopt: places.file: needs a header with x,y")
