@@ -29,13 +29,6 @@ PROGRESS_INTERVAL = 10.0
 TTY_INTERVAL = 0.2
 #: the method a progress report comes from, by the solver function on the call stack (the outermost wins:
 #: the relaxation runs the IPM inside); a route may also name it: ``progress(..., method="ipm")``
-_METHOD_OF_FRAME = {
-    "metric_ipm": "ipm", "solve_metric_ipm": "ipm", "solve_metric_relaxed": "relax",
-    "solve_metric_lp": "decompose", "column_generation": "colgen", "column_generation_separable": "colgen",
-    "column_generation_design": "colgen", "design_frank_wolfe": "frank-wolfe",
-}
-
-
 def env_interval() -> float | None:
     """``MECHOPT_PROGRESS_INTERVAL`` in seconds (a number >= 0), or None."""
     try:
@@ -255,15 +248,6 @@ class Progress:
     def tty(self) -> bool:
         return self.session.tty
 
-    def _method(self) -> str:
-        found = None
-        f = sys._getframe(2)
-        depth = 0
-        while f is not None and depth < 12:
-            found = _METHOD_OF_FRAME.get(f.f_code.co_name, found)
-            f, depth = f.f_back, depth + 1
-        return found or self.label
-
     def __call__(self, it: int, value: float, bound: float, size: int, *, method: str | None = None) -> None:
         if not self.enabled and self.callback is None:
             return
@@ -276,7 +260,7 @@ class Progress:
         gap = abs(v - b) if math.isfinite(v) and math.isfinite(b) else math.inf
         rel = gap / max(abs(v), self.scale, 1e-300) if math.isfinite(gap) else math.inf
         cur, peak = memory_mb()
-        rec = ProgressRecord(method or self._method(), int(it), v, b, gap, rel, now - self.session.t0, cur, peak)
+        rec = ProgressRecord(method or self.label, int(it), v, b, gap, rel, now - self.session.t0, cur, peak)
         self.session.latest = rec
         if self.callback is not None:
             self.callback(rec)
@@ -288,3 +272,36 @@ class Progress:
     def done(self) -> None:
         if self.enabled:
             self.session.end_line()
+
+
+class _Named:
+    """A :class:`Progress` bar whose records name ``method`` (see :func:`named`)."""
+
+    def __init__(self, bar: Progress, method: str):
+        self.bar, self.method = bar, method
+
+    def __call__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("method", self.method)
+        self.bar(*args, **kwargs)
+
+
+def named(progress, method: str):
+    """``progress`` with its records naming ``method`` — when it is a :class:`Progress` bar.
+
+    A route wraps the bar it was given before handing it to a method (the labeled LP's
+    bar then reports ``ipm``, ``relax`` or ``decompose``); ``None``, a bar already named
+    by a caller and a plain callable pass through unchanged.
+
+    Examples
+    --------
+    >>> import io
+    >>> seen = []
+    >>> bar = Progress("labeled LP", stream=io.StringIO(), interval=0.0, callback=seen.append)
+    >>> named(bar, "ipm")(3, 1.0, 0.5, 10)
+    >>> named(named(bar, "relax"), "ipm")(4, 1.0, 0.5, 10)   # the outer name is kept
+    >>> [(r.method, r.iteration) for r in seen]
+    [('ipm', 3), ('relax', 4)]
+    >>> named(None, "ipm") is None
+    True
+    """
+    return _Named(progress, method) if isinstance(progress, Progress) else progress
