@@ -50,7 +50,7 @@ __all__ = ["count_reports", "list_partitions"]
 FAN_IN = 8
 #: on Dask, files are grouped into about this many tasks per worker thread: few enough that
 #: scheduling costs little next to reading, enough to balance partitions of unequal size
-TASKS_PER_THREAD = 4
+TASKS_PER_THREAD = 2
 #: output indices are widened for ``bincount`` this many at a time (256 KiB of int64)
 BLOCK = 1 << 15
 #: the name of the report column when none is given
