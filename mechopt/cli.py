@@ -194,6 +194,14 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    from .report import write_report
+
+    write_report(args.mechanism, args.output, n=args.n, problem=args.problem, delta=args.delta)
+    print(f"-> {args.output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from ._plots import DEFAULT_SCALE
@@ -283,6 +291,15 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("mechanism", help="mechanism file (JSON)")
     pl.add_argument("--png", required=True, help="PNG file to write")
     pl.set_defaults(func=_cmd_plot)
+    rp = sub.add_parser("report", help="one self-contained HTML page: channel, certificate, expected error, "
+                        "baselines, central ε after shuffling, privacy-loss distribution", epilog=_DOCS)
+    rp.add_argument("mechanism", help="mechanism file (JSON)")
+    rp.add_argument("-o", "--output", required=True, help="HTML file to write")
+    rp.add_argument("--n", type=int, default=10_000, help="number of reports (default 10000)")
+    rp.add_argument("--problem", default=None,
+                    help="score the baselines on this problem (default: the objective the file records)")
+    rp.add_argument("--delta", type=float, default=1e-6, help="δ of the central guarantee (default 1e-6)")
+    rp.set_defaults(func=_cmd_report)
     return p
 
 
