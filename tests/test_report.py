@@ -22,6 +22,7 @@ import pytest
 import mechopt
 from mechopt.cli import main
 from mechopt.report import report_html, report_sections, write_report
+from mechopt.report import _sections
 from mechopt.report._sections import mmse_per_input
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ def krr_mechanism(k: int, eps: float, path: Path) -> Path:
 @pytest.fixture(scope="module")
 def web_page(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("report") / "web.html"
-    write_report(WEB, path, n=20_000)
+    write_report(WEB, path, n=1000)
     return path
 
 
@@ -67,7 +68,7 @@ def test_the_page_is_self_contained_and_has_every_section_and_figure(web_page):
         assert bad not in html.lower(), bad
     assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS
     figs = figures(html)
-    assert {"fig-heatmap", "fig-error", "fig-baselines"} <= set(figs)
+    assert set(figs) == {"fig-heatmap", "fig-error", "fig-baselines", "fig-shuffle", "fig-pld"}
     assert len(re.findall(r"<img ", html)) == len(figs)  # every image is one of them: inline PNG
     for name, png in figs.items():
         img = mpimg.imread(io.BytesIO(png), format="png")
@@ -91,7 +92,7 @@ def test_expected_error_is_the_krr_closed_form(tmp_path):
     p, q = e / (e + k - 1), 1 / (e + k - 1)
     pi = q + (p - q) / k
     var = pi * (1 - pi) / (n * (p - q) ** 2)
-    sec = {s.id: s for s in report_sections(krr_mechanism(k, eps, tmp_path / "krr.json"), n=n)}["error"]
+    sec = _sections.expected_error(mechopt.Mechanism.load(krr_mechanism(k, eps, tmp_path / "krr.json")), n)
     assert sec.data["method"] == "em"
     assert sec.data["expected_squared_error"] == pytest.approx(k * var, rel=1e-9)
     assert sec.data["expected_squared_error"] * n == pytest.approx(242.5, abs=0.05)  # docs/model.md
@@ -104,7 +105,7 @@ def test_expected_error_matches_monte_carlo_em(tmp_path):
     """The predicted E‖p̂ − p‖² against 300 simulated collections of n reports (EM estimates)."""
     k, eps, n, runs = 4, 1.0, 4000, 300
     Q = krr(k, eps)
-    sec = {s.id: s for s in report_sections(krr_mechanism(k, eps, tmp_path / "krr.json"), n=n)}["error"]
+    sec = _sections.expected_error(mechopt.Mechanism.load(krr_mechanism(k, eps, tmp_path / "krr.json")), n)
     rng = np.random.default_rng(11)
     p = np.full(k, 1 / k)
     errs = []
@@ -122,7 +123,7 @@ def test_not_identifiable_channel_gets_the_bayesian_error():
     """Two identical rows: no frequentist estimate; the MMSE per-input errors sum to eq. 31's risk."""
     Q = np.array([[0.5, 0.5], [0.5, 0.5], [0.2, 0.8]])
     m = mechopt.Mechanism.from_channel(Q, [{"notion": "ldp", "epsilon": 1.0}])
-    sec = {s.id: s for s in report_sections(m, n=100)}["error"]
+    sec = _sections.expected_error(m, 100)
     assert sec.data["method"] == "mmse"
     prior = np.full(3, 1 / 3)
     assert sec.data["expected_squared_error"] * 100 == pytest.approx(mechopt.runtime.mmse_histogram_risk(Q, prior))
@@ -134,11 +135,43 @@ def test_not_identifiable_channel_gets_the_bayesian_error():
 def test_baselines_put_krr_next_to_itself(tmp_path):
     """A k-RR file under uniform hamming loss: the k-RR baseline scores the same (k-1)/(e^ε+k-1)."""
     k, eps = 5, 1.0
-    sec = {s.id: s for s in report_sections(krr_mechanism(k, eps, tmp_path / "krr.json"), n=1000)}["baselines"]
+    mech = mechopt.Mechanism.load(krr_mechanism(k, eps, tmp_path / "krr.json"))
+    sec = _sections.baselines(mech, _sections.problem_of(mech))
     row = next(r for r in sec.data["rows"] if r["name"] == "k-RR")
     assert row["objective"] == pytest.approx((k - 1) / (math.exp(eps) + k - 1), rel=1e-8)
     assert row["ratio"] == pytest.approx(1.0, rel=1e-8)
     assert sec.figures and sec.figures[0].id == "fig-baselines"
+
+
+def test_shuffle_and_pld_sections_on_krr(tmp_path):
+    """k-RR, k = 8, ε = 1: ε_central(10⁴, δ = 1e-6) ≤ 0.2 and falling with n, never above the closed form;
+    the worst pair's loss takes ε (mass p), -ε (mass q) and 0 (mass (k-2) q); one collection costs ε."""
+    k, eps = 8, 1.0
+    e = math.exp(eps)
+    p, q = e / (e + k - 1), 1 / (e + k - 1)
+    secs = {s.id: s for s in report_sections(krr_mechanism(k, eps, tmp_path / "krr.json"), n=10_000)}
+    sh = secs["shuffle"].data
+    assert sh["n"] == [10, 100, 1000, 10_000]
+    assert sh["numeric"][-1] <= 0.2
+    assert all(a > b for a, b in zip(sh["numeric"], sh["numeric"][1:]))
+    assert all(a <= c + 1e-12 for a, c in zip(sh["numeric"], sh["closed_form"]))
+    pl = secs["pld"].data
+    assert np.allclose(pl["losses"], [-eps, 0.0, eps], atol=1e-9)
+    assert np.allclose(pl["probs"], [q, (k - 2) * q, p], rtol=1e-12) and pl["inf_mass"] == 0
+    assert pl["epsilon"] == pytest.approx(eps, abs=2e-4)  # dp_accounting's grid: 1e-4, rounded up
+    assert pl["composed"][0] == pytest.approx(eps, abs=2e-4) and pl["memoized"] == pytest.approx(eps, abs=2e-4)
+    assert all(c <= t * eps + 1e-3 for c, t in zip(pl["composed"], (1, 2, 5, 10)))  # basic composition
+    assert [f.id for f in secs["shuffle"].figures] == ["fig-shuffle"] and secs["pld"].figures[0].id == "fig-pld"
+
+
+def test_without_accounting_the_sections_say_so(monkeypatch):
+    from mechopt.report import _accounting
+
+    monkeypatch.setattr(_accounting, "_accounting", lambda: None)
+    m = mechopt.Mechanism.from_channel([[0.75, 0.25], [0.25, 0.75]], [{"notion": "ldp", "epsilon": 1.1}])
+    html = report_html(m, n=50)
+    assert html.count("shuffle accounting unavailable") == 2
+    assert 'id="fig-heatmap"' in html and 'id="fig-shuffle"' not in html
 
 
 def test_report_of_a_channel_without_objective_says_so():
@@ -149,7 +182,8 @@ def test_report_of_a_channel_without_objective_says_so():
 
 def test_cli_report_writes_the_page_and_refuses_bad_input(tmp_path, capsys):
     out = tmp_path / "r.html"
-    assert main(["report", str(WEB), "-o", str(out), "--n", "500"]) == 0
+    small = krr_mechanism(3, 1.0, tmp_path / "krr.json")
+    assert main(["report", str(small), "-o", str(out), "--n", "500"]) == 0
     assert out.read_text(encoding="utf-8").startswith("<!doctype html>")
     capsys.readouterr()
     assert main(["report", str(WEB), "-o", str(out), "--n", "1"]) == 2

@@ -88,7 +88,7 @@ def report_sections(mechanism: Any, *, n: int = DEFAULT_N, problem: Any = None,
                                         f"{len(mech.inputs)} labels)")
     return [_sections.channel(mech, source), _sections.certificate(mech, sha256), _sections.expected_error(mech, n),
             _sections.baselines(mech, prob, places), _accounting.shuffle(mech, n, float(delta)),
-            _accounting.pld(mech)]
+            _accounting.pld(mech, float(delta))]
 
 
 def _render(sections: list, n: int, delta: float) -> str:
