@@ -57,10 +57,16 @@ def _cmd_solve(args) -> int:
     ident = mech.certificate.get("identifiability", {})
     if ident and not ident.get("identifiable", True):
         from ._identifiability import identifiability
+        from .objectives import ESTIMATION_VARIANCE, HISTOGRAM_MSE, REGISTRY
 
-        why = identifiability(mech.matrix).describe(mech.inputs)
-        print(f"mechopt: warning: this channel cannot identify the input distribution: {why}; "
-              "'mechopt estimate' will need --method mmse (a prior)", file=sys.stderr)
+        if REGISTRY.get(mech.objective.get("kind")) in (ESTIMATION_VARIANCE, HISTOGRAM_MSE):
+            why = identifiability(mech.matrix).describe(mech.inputs)
+            print(f"mechopt: warning: this channel cannot identify the input distribution: {why}; "
+                  "'mechopt estimate' will need --method mmse (a prior)", file=sys.stderr)
+        else:  # designed for another purpose (reporting values, information): a note, not an alarm
+            print(f"mechopt: note: designed for {mech.objective.get('kind')}, not for estimating frequencies "
+                  f"(rank {ident.get('rank')} < {len(mech.inputs)} inputs): 'mechopt estimate' on its reports "
+                  "needs --method mmse (a prior)", file=sys.stderr)
     dropped = mech.certificate.get("dropped_outputs")
     if dropped:
         print(f"mechopt: note: dropped {dropped['count']} output(s) of total mass {dropped['mass']:.2g} "
@@ -216,8 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_DOCS)
     s.add_argument("problem", help="problem file (YAML or JSON; docs/formats.md)")
     s.add_argument("-o", "--output", required=True, help="mechanism file to write (JSON, format version 2)")
-    s.add_argument("--backend", default="auto", help="highs | highs-ipm | highs-ds | cvxpy:SOLVER")
-    s.add_argument("--method", default="auto", help="rays | colgen | orbit | cvxpy | frank-wolfe | decompose | ipm | lp")
+    s.add_argument("--backend", default="auto", help="auto (default) | highs | highs-ipm | highs-ds | cvxpy:SOLVER")
+    s.add_argument("--method", default="auto", metavar="METHOD",
+                   help="auto (default: mechopt picks the route). Free outputs: rays | colgen | orbit; "
+                        "estimation_variance: cvxpy | frank-wolfe (fw); labeled outputs: lp | decompose | ipm | "
+                        "relax (the IPM on the pairs of small budget, lifted: feasible with a proven gap)")
     s.add_argument("--no-reduce", action="store_true", help="do not reduce constraints (for comparison)")
     s.add_argument("--memoize", action="store_true",
                    help="mark the mechanism memoized: clients keep one permanent response per true value")
