@@ -1,6 +1,6 @@
 // Headless Chromium: the page `mechopt report` writes loads offline with no console error, no
 // request beyond itself, and every figure rendered. The page is written here by the `mechopt`
-// command ($MECHOPT, else `mechopt` on PATH; skipped when there is none).
+// command ($MECHOPT, else `mechopt` on PATH; skipped when it has no `report`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -12,9 +12,9 @@ import { ROOT } from "./serve.mjs";
 import { checkReport } from "./report-check.mjs";
 
 const MECHOPT = process.env.MECHOPT ?? "mechopt";
-const available = spawnSync(MECHOPT, ["--version"], { encoding: "utf8" }).status === 0;
+const available = spawnSync(MECHOPT, ["report", "--help"], { encoding: "utf8" }).status === 0;
 
-test("mechopt report: offline, no console error, every figure rendered", { timeout: 180_000, skip: !available && `no ${MECHOPT} command` }, async () => {
+test("mechopt report: offline, no console error, every figure rendered", { timeout: 180_000, skip: !available && `no "${MECHOPT} report" command` }, async () => {
   const out = join(mkdtempSync(join(tmpdir(), "mechopt-report-")), "report.html");
   const mech = join(ROOT, "vectors/mechanisms/solved_web_high_low_v2.json");
   const run = spawnSync(MECHOPT, ["report", mech, "-o", out, "--n", "20000"], { encoding: "utf8" });
