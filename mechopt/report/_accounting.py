@@ -40,6 +40,12 @@ def n_grid(n: int) -> list[int]:
     return sorted(grid)
 
 
+def _missing(s: Section) -> Section:
+    s.paragraphs.append(f"{UNAVAILABLE}: mechopt.accounting is not installed with this mechopt.")
+    s.data = {"available": False}
+    return s
+
+
 def _failed(s: Section, what: str, err: Exception) -> Section:
     s.paragraphs.append(f"{what} could not be computed: {err}")
     s.data = {"available": False, "error": str(err)}
@@ -55,9 +61,7 @@ def shuffle(mech, n: int, delta: float) -> Section:
     s = Section("shuffle", "Central privacy after shuffling")
     acc = _accounting()
     if acc is None:
-        s.paragraphs.append(f"{UNAVAILABLE}: mechopt.accounting is not installed with this mechopt.")
-        s.data = {"available": False}
-        return s
+        return _missing(s)
     Q = mech.matrix
     grid = n_grid(n)
     try:
@@ -117,9 +121,7 @@ def pld(mech, delta: float) -> Section:
     s = Section("pld", "Privacy-loss distribution")
     acc = _accounting()
     if acc is None:
-        s.paragraphs.append(f"{UNAVAILABLE}: mechopt.accounting is not installed with this mechopt.")
-        s.data = {"available": False}
-        return s
+        return _missing(s)
     Q = mech.matrix
     if Q.shape[0] < 2:
         s.paragraphs.append("One input: there is no pair to tell apart.")
