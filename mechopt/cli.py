@@ -283,6 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("mechanism", help="mechanism file (JSON)")
     pl.add_argument("--png", required=True, help="PNG file to write")
     pl.set_defaults(func=_cmd_plot)
+
+    from .accounting._commands import add_parser as _add_account
+
+    _add_account(sub, _DOCS)
     return p
 
 
