@@ -28,7 +28,7 @@ between them is a valid decomposition, and so is FMT'21's generic one (``2r = e^
 for every ε0-LDP channel): the bound is the smallest, for the worst pair of inputs.
 ``H_ε`` is summed exactly: for ``K = k`` the positive part is a binomial tail, so one
 evaluation costs one pass over the support of ``K`` (truncated where a tail holds less than
-1e-20, the cut mass added to δ).
+1e-30, the cut mass added to δ).
 
 The closed form of FMT'21 Theorem 3.1 (:func:`shuffle_epsilon_closed_form`) is never
 beaten from above: :func:`shuffle_epsilon` returns the smallest of ε0, the closed form
@@ -51,7 +51,7 @@ from .._validation import check_channel, check_delta, check_epsilon, check_k
 MAX_PAIRS = 2000
 _REL = 1e-4  # bisection stops when the bracket is this small relative to ε (the upper end is returned)
 _TAIL = 1e-300
-_CUT = 1e-20  # the support of K is cut where each tail holds less than this; the cut mass is added to δ
+_CUT = 1e-30  # the support of K is cut where each tail holds less than this; the cut mass is added to δ
 
 
 @dataclass(frozen=True)
