@@ -34,7 +34,7 @@ def test_worst_pair_matches_brute_force(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("T", [1, 5, 20])
+@pytest.mark.parametrize("T", [1, 4, 12])
 def test_pure_composition_is_T_times_the_largest_log_ratio(seed, T):
     Q = random_channel(seed)
     eps0 = max(brute_eps(Q[a], Q[b]) for a, b in itertools.combinations(range(len(Q)), 2))
@@ -45,8 +45,8 @@ def test_pure_composition_is_T_times_the_largest_log_ratio(seed, T):
 def test_memoized_collections_cost_one_report():
     Q = random_channel(7)
     for delta in (0.0, 1e-6):
-        assert compose_epsilon(Q, 30, delta, memoized=True) == compose_epsilon(Q, 1, delta)
-    assert compose_epsilon(Q, 30, 1e-6) > 3 * compose_epsilon(Q, 1, 1e-6)
+        assert compose_epsilon(Q, 12, delta, memoized=True) == compose_epsilon(Q, 1, delta)
+    assert compose_epsilon(Q, 12, 1e-6) > 2 * compose_epsilon(Q, 1, 1e-6)
 
 
 def test_pld_hockey_stick_is_the_exact_one_from_above():

@@ -114,6 +114,16 @@ def test_bound_holds_against_exact_enumeration_random_channel(seed):
             assert exact_delta(Q, n, eps) <= shuffle_delta(Q, n, eps)
 
 
+def test_a_channel_without_pure_ldp():
+    # output 0 is impossible from input 1: with every other user at 1, seeing 0 names user 1's input
+    Q = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.25, 0.5, 0.25]])
+    assert local_epsilon(Q) == math.inf
+    for n in (3, 4):
+        for eps in (0.5, 3.0):
+            assert exact_delta(Q, n, eps) <= shuffle_delta(Q, n, eps)
+    assert shuffle_epsilon(Q, 1000, 1e-6) == math.inf
+
+
 def test_epsilon_and_delta_agree():
     Q = krr(4, 2.0)
     eps = shuffle_epsilon(Q, 2000, 1e-6)

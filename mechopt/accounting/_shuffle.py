@@ -122,12 +122,16 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
         outside += float(pk[~keep].sum())
         ks, pk = ks[keep], pk[keep]
     # the likelihood ratio of (N0 = u) given K = k increases with u; it exceeds e^ε for u > u*
+    # (u* in floating point may be off by a rounding: the tail sums from u0 - 1, u0 and u0 + 1 are
+    # compared, and the largest is the sum of the positive terms, since the terms change sign once)
     ustar = (ks + 1) * (e * alpha - (1 - alpha)) / ((2 * alpha - 1) * (1 + e))
     u0 = np.floor(ustar).astype(np.int64) + 1
-    s1 = stats.binom.sf(u0 - 2, ks, 0.5)  # P(A >= u0 - 1)
-    s2 = stats.binom.sf(u0 - 1, ks, 0.5)  # P(A >= u0)
-    terms = s1 * (alpha - e * (1 - alpha)) + s2 * ((1 - alpha) - e * alpha)
-    magnitude = float(np.dot(pk, s1 + e * s2))
+    c1, c2 = alpha - e * (1 - alpha), (1 - alpha) - e * alpha
+    tail = stats.binom.sf(u0 - 1, ks, 0.5)  # P(A >= u0)
+    mass = {j: stats.binom.pmf(u0 + j, ks, 0.5) for j in (-2, -1, 0)}
+    s = {0: tail, -1: tail + mass[-1], -2: tail + mass[-1] + mass[-2], 1: tail - mass[0]}  # P(A >= u0 + j)
+    terms = np.max([s[j - 1] * c1 + s[j] * c2 for j in (-1, 0, 1)], axis=0)
+    magnitude = float(np.dot(pk, s[-2] + e * s[-1]))
     value = float(np.dot(pk, np.maximum(terms, 0.0)))
     return float(min(1.0, value + outside + 1e-12 * magnitude + 1e-300))
 
@@ -147,14 +151,12 @@ def _pair_splits(P0: np.ndarray, P1: np.ndarray, g: np.ndarray) -> list[_Split]:
     out = []
     ts = sorted({tmin + (1 - tmin) * f for f in (0.0, 0.25, 0.5, 1.0)})
     for t in ts:
-        wlo = min(1.0, beta / t)
+        wlo = min(1.0, beta / t * (1 + 1e-12))  # s = w t >= β: the clone measure can hold the rows' difference
         for w in sorted({wlo * (1 / wlo) ** (j / 3) for j in range(4)} | {1.0}):
-            if w < wlo * (1 - 1e-12):
-                continue
             if w == 1.0 and t > tmin:
                 continue  # w = 1 forces m = P0 + P1: a larger α gains no clone
             s = w * t
-            if s < beta * (1 - 1e-12):
+            if s < beta:
                 continue
             cap = s * gd
             U = S / w
