@@ -297,22 +297,26 @@ def _root(f, delta: float, lo: float, up: float) -> float:
 def _epsilon_for(splits: list[_Split], n: int, delta: float, hi: float) -> float:
     """Smallest ε (the upper end of a bracket) with some split's δ <= delta, capped at hi.
 
-    Every split is a valid bound, so any of them may be bisected; the split with the
-    smallest δ at ``hi / 2`` goes first, and another is bisected only if it meets
-    ``delta`` just below the first one's ε.
+    Every split is a valid bound, so any of them may be bisected: the undominated ones in
+    turn (``w = 1`` first, then by clone rate), each bisected only if it meets ``delta``
+    just below the best ε so far.
     """
-    live = [s for s in splits if not _dominated(s, splits)]
-    fs = {id(s): (lambda eps, s=s: s.w * clone_divergence(n - 1, 2 * s.r, s.alpha, eps)) for s in live}
-    live.sort(key=lambda s: fs[id(s)](0.5 * hi))
+    live = sorted((s for s in splits if not _dominated(s, splits)), key=lambda s: (s.w < 1, -s.r))
     best = hi
     for i, s in enumerate(live):
-        f = fs[id(s)]
+        f = (lambda eps, s=s: s.w * clone_divergence(n - 1, 2 * s.r, s.alpha, eps))
         if f(best * (1 - 2 * _REL) if i else best) > delta:
             continue
-        if f(0.0) <= delta:
+        if best == hi and f(0.0) <= delta:
             return 0.0
         best = _root(f, delta, 0.0, best)
     return best
+
+
+def _meets(splits: list[_Split], n: int, delta: float, epsilon: float) -> bool:
+    """Some split's δ at ``epsilon`` is at most ``delta`` (stops at the first)."""
+    return any(s.w * clone_divergence(n - 1, 2 * s.r, s.alpha, epsilon) <= delta
+               for s in sorted(splits, key=lambda s: (s.w < 1, -s.r)))
 
 
 def shuffle_epsilon(Q: Any, n: int, delta: float) -> float:
@@ -343,7 +347,7 @@ def shuffle_epsilon(Q: Any, n: int, delta: float) -> float:
             return math.inf
     worst = 0.0
     for g in groups:
-        if _delta(g, n, worst) <= delta:
+        if worst > 0 and _meets(g, n, delta, worst):
             continue  # this pair is already within the worst one's ε
         worst = max(worst, _epsilon_for(g, n, delta, hi))
     return worst
