@@ -128,3 +128,21 @@ def test_account_bad_input_is_one_line_exit_2(rr_file, capsys, argv, field):
     assert main(["account", str(rr_file), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and field in err and "Traceback" not in err
+
+
+def test_account_refuses_a_family_and_a_tampered_file(tmp_path, rr_file, capsys):
+    from mechopt.families import FamilyMechanism
+
+    fam = FamilyMechanism.from_family(
+        {"kind": "subset_selection", "ratio": math.e, "mixture": [{"d": 3, "weight": 1.0}]},
+        [{"notion": "ldp", "epsilon": 1.0}], inputs=[str(i) for i in range(10)])
+    path = tmp_path / "family.json"
+    fam.save(path)
+    assert main(["account", str(path), "--n", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "family" in err
+    doc = json.loads(rr_file.read_text())
+    doc["matrix"][0] = [0.5, 0.25, 0.25]  # still a channel, no longer the hashed one
+    rr_file.write_text(json.dumps(doc))
+    assert main(["account", str(rr_file), "--n", "100"]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
