@@ -309,6 +309,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="score the baselines on this problem (default: the objective the file records)")
     rp.add_argument("--delta", type=float, default=1e-6, help="δ of the central guarantee (default 1e-6)")
     rp.set_defaults(func=_cmd_report)
+
+    from .accounting._commands import add_parser as _add_account
+
+    _add_account(sub, _DOCS)
     return p
 
 

@@ -11,7 +11,8 @@ This package owns what a deployment asks once the mechanism exists:
 """
 
 from ._pld import compose_epsilon, privacy_loss_distribution, worst_pair
-from ._shuffle import local_epsilon, shuffle_delta, shuffle_epsilon, shuffle_epsilon_closed_form
+from ._shuffle import (local_epsilon, shuffle_delta, shuffle_epsilon, shuffle_epsilon_closed_form,
+                       shuffle_epsilon_generic)
 
 __all__ = ["compose_epsilon", "local_epsilon", "privacy_loss_distribution", "shuffle_delta", "shuffle_epsilon",
-           "shuffle_epsilon_closed_form", "worst_pair"]
+           "shuffle_epsilon_closed_form", "shuffle_epsilon_generic", "worst_pair"]

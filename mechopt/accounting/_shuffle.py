@@ -27,8 +27,8 @@ et al., "Privacy amplification via shuffling: unified, simplified, and tightened
 between them is a valid decomposition, and so is FMT'21's generic one (``2r = e^{-ε0}``
 for every ε0-LDP channel): the bound is the smallest, for the worst pair of inputs.
 ``H_ε`` is summed exactly: for ``K = k`` the positive part is a binomial tail, so one
-evaluation costs one pass over the support of ``K`` (truncated where its mass is below
-1e-300, the cut mass added to δ).
+evaluation costs one pass over the support of ``K`` (truncated where a tail holds less than
+1e-30, the cut mass added to δ).
 
 The closed form of FMT'21 Theorem 3.1 (:func:`shuffle_epsilon_closed_form`) is never
 beaten from above: :func:`shuffle_epsilon` returns the smallest of ε0, the closed form
@@ -51,6 +51,7 @@ from .._validation import check_channel, check_delta, check_epsilon, check_k
 MAX_PAIRS = 2000
 _REL = 1e-4  # bisection stops when the bracket is this small relative to ε (the upper end is returned)
 _TAIL = 1e-300
+_CUT = 1e-30  # the support of K is cut where each tail holds less than this; the cut mass is added to δ
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,27 @@ class _Split:
 
 def _check_n(n: Any) -> int:
     return check_k(n, "n", minimum=1)
+
+
+def _support(n: int, rate: float) -> tuple[int, int]:
+    """``(lo, hi)`` with ``P(K < lo)`` and ``P(K > hi)`` each at most ``_CUT`` (``K ~ Bin(n, rate)``), by bisection."""
+    mode = int(n * rate)
+    a, b = 0, mode  # P(K < a) <= _CUT (true at a = 0); move a up while it stays true
+    while b - a > 1:
+        mid = (a + b) // 2
+        if stats.binom.cdf(mid - 1, n, rate) <= _CUT:
+            a = mid
+        else:
+            b = mid
+    lo = a
+    a, b = mode, n  # P(K > b) <= _CUT (true at b = n)
+    while b - a > 1:
+        mid = (a + b) // 2
+        if stats.binom.sf(mid, n, rate) <= _CUT:
+            b = mid
+        else:
+            a = mid
+    return lo, b
 
 
 def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -> float:
@@ -80,7 +102,7 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
 
     >>> round(clone_divergence(0, 0.3, 0.75, 0.0), 9)
     0.5
-    >>> clone_divergence(0, 0.3, 0.75, math.log(3.0)) < 1e-12
+    >>> clone_divergence(0, 0.3, 0.75, math.log(3.0)) < 1e-11
     True
     """
     if alpha <= 0.5:
@@ -92,10 +114,7 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
         outside = 0.0
     else:
         rate = min(rate, 1.0)
-        mu = n_others * rate
-        sd = math.sqrt(n_others * rate * (1 - rate))
-        lo = max(0, int(mu - 40 * sd - 50))
-        hi = min(n_others, int(mu + 40 * sd + 50))
+        lo, hi = _support(n_others, rate)
         ks = np.arange(lo, hi + 1)
         pk = stats.binom.pmf(ks, n_others, rate)
         outside = (stats.binom.cdf(lo - 1, n_others, rate) if lo > 0 else 0.0) + stats.binom.sf(hi, n_others, rate)
@@ -103,12 +122,16 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
         outside += float(pk[~keep].sum())
         ks, pk = ks[keep], pk[keep]
     # the likelihood ratio of (N0 = u) given K = k increases with u; it exceeds e^ε for u > u*
+    # (u* in floating point may be off by a rounding: the tail sums from u0 - 1, u0 and u0 + 1 are
+    # compared, and the largest is the sum of the positive terms, since the terms change sign once)
     ustar = (ks + 1) * (e * alpha - (1 - alpha)) / ((2 * alpha - 1) * (1 + e))
     u0 = np.floor(ustar).astype(np.int64) + 1
-    s1 = stats.binom.sf(u0 - 2, ks, 0.5)  # P(A >= u0 - 1)
-    s2 = stats.binom.sf(u0 - 1, ks, 0.5)  # P(A >= u0)
-    terms = s1 * (alpha - e * (1 - alpha)) + s2 * ((1 - alpha) - e * alpha)
-    magnitude = float(np.dot(pk, s1 + e * s2))
+    c1, c2 = alpha - e * (1 - alpha), (1 - alpha) - e * alpha
+    tail = stats.binom.sf(u0 - 1, ks, 0.5)  # P(A >= u0)
+    mass = {j: stats.binom.pmf(u0 + j, ks, 0.5) for j in (-2, -1, 0)}
+    s = {0: tail, -1: tail + mass[-1], -2: tail + mass[-1] + mass[-2], 1: tail - mass[0]}  # P(A >= u0 + j)
+    terms = np.max([s[j - 1] * c1 + s[j] * c2 for j in (-1, 0, 1)], axis=0)
+    magnitude = float(np.dot(pk, s[-2] + e * s[-1]))
     value = float(np.dot(pk, np.maximum(terms, 0.0)))
     return float(min(1.0, value + outside + 1e-12 * magnitude + 1e-300))
 
@@ -128,14 +151,12 @@ def _pair_splits(P0: np.ndarray, P1: np.ndarray, g: np.ndarray) -> list[_Split]:
     out = []
     ts = sorted({tmin + (1 - tmin) * f for f in (0.0, 0.25, 0.5, 1.0)})
     for t in ts:
-        wlo = min(1.0, beta / t)
+        wlo = min(1.0, beta / t * (1 + 1e-12))  # s = w t >= β: the clone measure can hold the rows' difference
         for w in sorted({wlo * (1 / wlo) ** (j / 3) for j in range(4)} | {1.0}):
-            if w < wlo * (1 - 1e-12):
-                continue
-            if w == 1.0 and t > tmin and tmin < 1:
-                pass  # w = 1 forces m = P0 + P1; any t >= tmin is valid
+            if w == 1.0 and t > tmin:
+                continue  # w = 1 forces m = P0 + P1: a larger α gains no clone
             s = w * t
-            if s < beta * (1 - 1e-12):
+            if s < beta:
                 continue
             cap = s * gd
             U = S / w
@@ -257,24 +278,45 @@ def shuffle_delta(Q: Any, n: int, epsilon: float) -> float:
     return max((min(1.0, _delta(g, n, epsilon)) for g in _groups(Q)), default=0.0)
 
 
+def _dominated(s: _Split, others: list[_Split]) -> bool:
+    """Another split is at least as informative-free: no larger w, no larger α, no smaller clone rate."""
+    return any(o is not s and o.w <= s.w and o.alpha <= s.alpha and o.r >= s.r and o != s for o in others)
+
+
+def _root(f, delta: float, lo: float, up: float) -> float:
+    """Smallest ε in ``[lo, up]`` with ``f(ε) <= delta`` for ``f`` decreasing: the upper end of a bisection bracket."""
+    while up - lo > _REL * up + 1e-12:
+        mid = 0.5 * (lo + up)
+        if f(mid) <= delta:
+            up = mid
+        else:
+            lo = mid
+    return up
+
+
 def _epsilon_for(splits: list[_Split], n: int, delta: float, hi: float) -> float:
-    """Smallest ε (up to the bisection's bracket, upper end returned) with some split's δ <= delta, capped at hi."""
+    """Smallest ε (the upper end of a bracket) with some split's δ <= delta, capped at hi.
+
+    Every split is a valid bound, so any of them may be bisected: the undominated ones in
+    turn (``w = 1`` first, then by clone rate), each bisected only if it meets ``delta``
+    just below the best ε so far.
+    """
+    live = sorted((s for s in splits if not _dominated(s, splits)), key=lambda s: (s.w < 1, -s.r))
     best = hi
-    for s in sorted(splits, key=lambda s: -s.r):
+    for i, s in enumerate(live):
         f = (lambda eps, s=s: s.w * clone_divergence(n - 1, 2 * s.r, s.alpha, eps))
-        if f(best) > delta:
+        if f(best * (1 - 2 * _REL) if i else best) > delta:
             continue
-        lo, up = 0.0, best
-        if f(lo) <= delta:
+        if best == hi and f(0.0) <= delta:
             return 0.0
-        while up - lo > _REL * up + 1e-12:
-            mid = 0.5 * (lo + up)
-            if f(mid) <= delta:
-                up = mid
-            else:
-                lo = mid
-        best = up
+        best = _root(f, delta, 0.0, best)
     return best
+
+
+def _meets(splits: list[_Split], n: int, delta: float, epsilon: float) -> bool:
+    """Some split's δ at ``epsilon`` is at most ``delta`` (stops at the first)."""
+    return any(s.w * clone_divergence(n - 1, 2 * s.r, s.alpha, epsilon) <= delta
+               for s in sorted(splits, key=lambda s: (s.w < 1, -s.r)))
 
 
 def shuffle_epsilon(Q: Any, n: int, delta: float) -> float:
@@ -305,10 +347,31 @@ def shuffle_epsilon(Q: Any, n: int, delta: float) -> float:
             return math.inf
     worst = 0.0
     for g in groups:
-        if _delta(g, n, worst) <= delta:
+        if worst > 0 and _meets(g, n, delta, worst):
             continue  # this pair is already within the worst one's ε
         worst = max(worst, _epsilon_for(g, n, delta, hi))
     return worst
+
+
+def shuffle_epsilon_generic(eps0: float, n: int, delta: float) -> float:
+    """FMT'21 Theorem 3.2 for any ε0-LDP randomizer: clone rate ``e^{-ε0}``, computed numerically (capped at ε0).
+
+    What the channel-free analysis gives; :func:`shuffle_epsilon` is never above it for
+    an ε0-LDP channel (it keeps this decomposition among its candidates).
+
+    Examples
+    --------
+    >>> eps = shuffle_epsilon_generic(1.0, 10_000, 1e-6)
+    >>> 0.0 < eps < shuffle_epsilon_closed_form(1.0, 10_000, 1e-6)
+    True
+    """
+    eps0 = check_epsilon(eps0, "eps0")
+    n = _check_n(n)
+    delta = check_delta(delta, "delta", low_open=True, high_open=True)
+    if eps0 == 0:
+        return 0.0
+    split = _Split(1.0, 1.0 / (1.0 + math.exp(-eps0)), 0.5 * math.exp(-eps0))
+    return _epsilon_for([split], n, delta, eps0)
 
 
 def shuffle_epsilon_closed_form(eps0: float, n: int, delta: float) -> float:
