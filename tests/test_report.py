@@ -27,6 +27,7 @@ from mechopt.report._sections import mmse_per_input
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "clients" / "vectors" / "mechanisms" / "solved_web_high_low_v2.json"
+QUICKSTART = ROOT / "clients" / "vectors" / "mechanisms" / "solved_quickstart_v2.json"
 SECTIONS = ["channel", "certificate", "error", "baselines", "shuffle", "pld"]
 CHECK = ROOT / "clients" / "js" / "test-browser" / "report-check.mjs"
 NODE = shutil.which("node")
@@ -48,11 +49,19 @@ def krr_mechanism(k: int, eps: float, path: Path) -> Path:
     return path
 
 
+#: the pages drawn: the quickstart (ε0 finite: every figure) and the web channel (ε0 infinite:
+#: the central ε is infinite at every n, the shuffle section says so and draws nothing)
+PAGES = {"quickstart": (QUICKSTART, {"fig-heatmap", "fig-error", "fig-baselines", "fig-shuffle", "fig-pld"}),
+         "web": (WEB, {"fig-heatmap", "fig-error", "fig-baselines", "fig-pld"})}
+
+
 @pytest.fixture(scope="module")
-def web_page(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("report") / "web.html"
-    write_report(WEB, path, n=1000)
-    return path
+def pages(tmp_path_factory) -> dict[str, Path]:
+    out = {}
+    for name, (mech, _) in PAGES.items():
+        out[name] = tmp_path_factory.mktemp("report") / f"{name}.html"
+        write_report(mech, out[name], n=1000)
+    return out
 
 
 def figures(html: str) -> dict[str, bytes]:
@@ -60,15 +69,16 @@ def figures(html: str) -> dict[str, bytes]:
             for m in re.finditer(r'<img id="([^"]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)}
 
 
-def test_the_page_is_self_contained_and_has_every_section_and_figure(web_page):
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_the_page_is_self_contained_and_has_every_section_and_figure(pages, name):
     import matplotlib.image as mpimg
 
-    html = web_page.read_text(encoding="utf-8")
+    html = pages[name].read_text(encoding="utf-8")
     for bad in ("http://", "https://", 'src="//', "<script", "<link", "url(", "@import"):
         assert bad not in html.lower(), bad
     assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS
     figs = figures(html)
-    assert set(figs) == {"fig-heatmap", "fig-error", "fig-baselines", "fig-shuffle", "fig-pld"}
+    assert set(figs) == PAGES[name][1]
     assert len(re.findall(r"<img ", html)) == len(figs)  # every image is one of them: inline PNG
     for name, png in figs.items():
         img = mpimg.imread(io.BytesIO(png), format="png")
@@ -76,12 +86,13 @@ def test_the_page_is_self_contained_and_has_every_section_and_figure(web_page):
         assert img[..., :3].std() > 0.01, f"{name} is blank"
 
 
-def test_certificate_section_reports_the_file(web_page):
+def test_certificate_section_reports_the_file(pages):
     doc = json.loads(WEB.read_text())
-    html = web_page.read_text(encoding="utf-8")
+    html = pages["web"].read_text(encoding="utf-8")
     assert doc["sha256"] in html and "verified exactly" in html
     for p in doc["privacy"]:
         assert p["notion"] in html
+    assert "The central ε is infinite at every n" in html  # ε0 = ∞: a report can rule an input out
 
 
 def test_expected_error_is_the_krr_closed_form(tmp_path):
@@ -214,11 +225,12 @@ def chromium_check(page: Path) -> dict:
 
 
 @browser
-def test_chromium_renders_every_figure_with_no_error_and_no_request(web_page):
-    seen = chromium_check(web_page)
+def test_chromium_renders_every_figure_with_no_error_and_no_request(pages):
+    seen = chromium_check(pages["quickstart"])
     assert seen["consoleErrors"] == [] and seen["pageErrors"] == [] and seen["requests"] == []
     assert seen["sections"] == SECTIONS
-    figs = figures(web_page.read_text(encoding="utf-8"))
+    figs = figures(pages["quickstart"].read_text(encoding="utf-8"))
+    assert set(figs) == PAGES["quickstart"][1]
     assert sorted(f["id"] for f in seen["figures"]) == sorted(figs)
     for f in seen["figures"]:
         assert f["naturalWidth"] > 0 and f["width"] > 0 and f["height"] > 0, f

@@ -80,6 +80,11 @@ def shuffle(mech, n: int, delta: float) -> Section:
         s.paragraphs.append("ε₀ is infinite (an output some inputs never report): the closed form does not apply.")
     s.header = ["n", "ε_central (numerical, this channel)", "ε_central (closed form from ε₀)"]
     s.rows = [[f"{m:,}", _g(a, 4), _g(b, 4)] for m, a, b in zip(grid, numeric, closed)]
+    if not any(math.isfinite(v) for v in numeric):
+        s.paragraphs.append("The central ε is infinite at every n: shuffling cannot hide a report that rules an "
+                            "input out, so there is no curve to draw.")
+        s.data = {"available": True, "n": grid, "numeric": numeric, "closed_form": closed, "eps0": eps0}
+        return s
     s.figures.append(Figure("fig-shuffle", _figures.curves(
         [float(m) for m in grid], {"numerical bound (this channel)": numeric, "closed form (ε₀ only)": closed},
         "n (reports shuffled)", f"ε_central at δ = {delta:g}", "central ε after shuffling n reports"),

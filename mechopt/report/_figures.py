@@ -88,11 +88,11 @@ def bars(names: list[str], values: list[float], own: int, xlabel: str, title: st
 
 def curves(x: list[float], series: dict[str, list[Any]], xlabel: str, ylabel: str, title: str, *,
            logx: bool = True) -> str:
-    """Lines over a common x (``None`` or nan values are left out)."""
+    """Lines over a common x (``None``, nan and infinite values are left out)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
     for label, ys in series.items():
-        pts = [(a, b) for a, b in zip(x, ys) if b is not None and b == b]
+        pts = [(a, b) for a, b in zip(x, ys) if b is not None and np.isfinite(b)]
         if pts:
             ax.plot(*zip(*pts), marker="o", markersize=3, label=label)
     if logx:
