@@ -189,6 +189,7 @@ def test_report_of_a_channel_without_objective_says_so():
     m = mechopt.Mechanism.from_channel([[0.75, 0.25], [0.25, 0.75]], [{"notion": "ldp", "epsilon": 1.1}])
     html = report_html(m, n=50)
     assert "no objective recorded" in html and "nothing to be scored on" in html
+    assert f"sha256 {m.to_dict()['sha256']} — of the RFC 8785 canonical form of this mechanism" in html
 
 
 def test_cli_report_writes_the_page_and_refuses_bad_input(tmp_path, capsys):

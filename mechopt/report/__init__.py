@@ -31,14 +31,14 @@ def _load(mechanism: Any):
     from .._mechanism import Mechanism
 
     if isinstance(mechanism, Mechanism):
-        return mechanism, "mechanism", mechanism.to_dict()["sha256"]
+        return mechanism, "mechanism", mechanism.to_dict()["sha256"], False
     from .._mechanism import load_verified
 
     checked, mech = load_verified(mechanism)
     if not isinstance(mech, Mechanism):
         raise InputError("mechanism", f"{mechanism}: a family file has no matrix to draw; the report needs a "
                                       "mechanism file with a matrix")
-    return mech, Path(str(mechanism)).name, checked.doc["sha256"]
+    return mech, Path(str(mechanism)).name, checked.doc["sha256"], True
 
 
 def _check_n(n: Any) -> int:
@@ -76,7 +76,7 @@ def report_sections(mechanism: Any, *, n: int = DEFAULT_N, problem: Any = None,
     n = _check_n(n)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise InputError("delta", f"must be a number in (0, 1), got {delta!r}")
-    mech, source, sha256 = _load(mechanism)
+    mech, source, sha256, from_file = _load(mechanism)
     places = None
     if problem is None:
         prob = _sections.problem_of(mech)
@@ -86,9 +86,9 @@ def report_sections(mechanism: Any, *, n: int = DEFAULT_N, problem: Any = None,
         if tuple(prob.inputs) != tuple(mech.inputs):
             raise InputError("problem", f"the problem's inputs differ from the mechanism's ({len(prob.inputs)} vs "
                                         f"{len(mech.inputs)} labels)")
-    return [_sections.channel(mech, source), _sections.certificate(mech, sha256), _sections.expected_error(mech, n),
-            _sections.baselines(mech, prob, places), _accounting.shuffle(mech, n, float(delta)),
-            _accounting.pld(mech, float(delta))]
+    return [_sections.channel(mech, source), _sections.certificate(mech, sha256, from_file),
+            _sections.expected_error(mech, n), _sections.baselines(mech, prob, places),
+            _accounting.shuffle(mech, n, float(delta)), _accounting.pld(mech, float(delta))]
 
 
 def _render(sections: list, n: int, delta: float) -> str:

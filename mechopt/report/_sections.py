@@ -81,7 +81,7 @@ def channel(mech, source: str) -> Section:
 # ----------------------------------------------------------------------- certificate
 
 
-def certificate(mech, sha256: str) -> Section:
+def certificate(mech, sha256: str, from_file: bool = True) -> Section:
     """The exact verification (re-run now), the solver's record of value, bound and gap, the digest."""
     from .._identifiability import identifiability
 
@@ -103,8 +103,9 @@ def certificate(mech, sha256: str) -> Section:
         status = (f"{obj['kind']} = {_g(value, 10)}; proven bound {_g(bound, 10)}, gap {_g(gap, 3)}"
                   + (f" (relative {_g(rel, 3)})" if rel is not None else "") + ", as recorded by the solver")
     s.paragraphs.append(f"Status: {status}.")
-    s.paragraphs.append(f"sha256 {sha256} — recomputed over the RFC 8785 canonical form when the file "
-                        "was read, and it matches.")
+    s.paragraphs.append(f"sha256 {sha256} — " + ("recomputed over the RFC 8785 canonical form when the file was "
+                                                  "read, and it matches." if from_file else
+                                                  "of the RFC 8785 canonical form of this mechanism."))
     ident = identifiability(mech.matrix)
     s.paragraphs.append("The reports identify the input distribution (rank of Q = k)." if ident.identifiable
                         else f"The reports do not identify the input distribution: {ident.describe(mech.inputs)}.")
