@@ -200,7 +200,9 @@ def test_cli_report_writes_the_page_and_refuses_bad_input(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(WEB), "-o", str(out), "--n", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["mechopt: n: must be an integer >= 2 (reports), got 1"]
+    assert err == ["mechopt: n: must be >= 2, got 1"]
+    assert main(["report", str(WEB), "-o", str(out), "--delta", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "mechopt: delta: must lie in (0, 1), got 0.0"
     assert main(["report", str(WEB), "-o", str(out), "--problem", str(ROOT / "problems" / "quickstart.yaml")]) == 2
     assert capsys.readouterr().err.startswith("mechopt: problem: the problem's inputs differ")
     from mechopt.families import FamilyMechanism, HadamardFamily

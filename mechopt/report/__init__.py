@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from .._validation import check_delta, check_k
 
 #: the default number of reports of the expected-error and shuffle sections
 DEFAULT_N = 10_000
@@ -41,10 +42,6 @@ def _load(mechanism: Any):
     return mech, Path(str(mechanism)).name, checked.doc["sha256"], True
 
 
-def _check_n(n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise InputError("n", f"must be an integer >= 2 (reports), got {n!r}")
-    return n
 
 
 def report_sections(mechanism: Any, *, n: int = DEFAULT_N, problem: Any = None,
@@ -73,9 +70,8 @@ def report_sections(mechanism: Any, *, n: int = DEFAULT_N, problem: Any = None,
     from .._problem import Problem, load_problem
     from . import _accounting, _sections
 
-    n = _check_n(n)
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise InputError("delta", f"must be a number in (0, 1), got {delta!r}")
+    n = check_k(n, "n", minimum=2)
+    delta = check_delta(delta, "delta", low_open=True, high_open=True)
     mech, source, sha256, from_file = _load(mechanism)
     places = None
     if problem is None:
