@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ from .._errors import InputError
 from .._validation import check_channel, check_delta, check_epsilon, check_k
 
 #: exact pairs are searched up to this many distinct pairs of rows; above it the pair-uniform decompositions
-MAX_PAIRS = 2000
+MAX_PAIRS = 500
 _REL = 1e-4  # bisection stops when the bracket is this small relative to ε (the upper end is returned)
 _TAIL = 1e-300
 _CUT = 1e-30  # the support of K is cut where each tail holds less than this; the cut mass is added to δ
@@ -65,6 +66,20 @@ class _Split:
 
 def _check_n(n: Any) -> int:
     return check_k(n, "n", minimum=1)
+
+
+@lru_cache(maxsize=64)
+def _clone_counts(n_others: int, rate: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The support of ``K ~ Bin(n_others, rate)`` kept, its probabilities, and the mass cut off."""
+    if n_others == 0 or rate == 0:
+        return np.array([0]), np.array([1.0]), 0.0
+    lo, hi = _support(n_others, rate)
+    ks = np.arange(lo, hi + 1)
+    pk = stats.binom.pmf(ks, n_others, rate)
+    outside = float((stats.binom.cdf(lo - 1, n_others, rate) if lo > 0 else 0.0) + stats.binom.sf(hi, n_others, rate))
+    keep = pk > _TAIL
+    outside += float(pk[~keep].sum())
+    return ks[keep], pk[keep], outside
 
 
 def _support(n: int, rate: float) -> tuple[int, int]:
@@ -108,19 +123,7 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
     if alpha <= 0.5:
         return 0.0
     e = math.exp(epsilon)
-    if n_others == 0 or rate <= 0:
-        ks = np.array([0])
-        pk = np.array([1.0])
-        outside = 0.0
-    else:
-        rate = min(rate, 1.0)
-        lo, hi = _support(n_others, rate)
-        ks = np.arange(lo, hi + 1)
-        pk = stats.binom.pmf(ks, n_others, rate)
-        outside = (stats.binom.cdf(lo - 1, n_others, rate) if lo > 0 else 0.0) + stats.binom.sf(hi, n_others, rate)
-        keep = pk > _TAIL
-        outside += float(pk[~keep].sum())
-        ks, pk = ks[keep], pk[keep]
+    ks, pk, outside = _clone_counts(n_others, min(max(rate, 0.0), 1.0))
     # the likelihood ratio of (N0 = u) given K = k increases with u; it exceeds e^ε for u > u*
     # (u* in floating point may be off by a rounding: the tail sums from u0 - 1, u0 and u0 + 1 are
     # compared, and the largest is the sum of the positive terms, since the terms change sign once)
@@ -133,7 +136,7 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
     terms = np.max([s[j - 1] * c1 + s[j] * c2 for j in (-1, 0, 1)], axis=0)
     magnitude = float(np.dot(pk, s[-2] + e * s[-1]))
     value = float(np.dot(pk, np.maximum(terms, 0.0)))
-    return float(min(1.0, value + outside + 1e-12 * magnitude + 1e-300))
+    return float(min(1.0, value + outside + 1e-10 * magnitude + 1e-300))
 
 
 def _pair_splits(P0: np.ndarray, P1: np.ndarray, g: np.ndarray) -> list[_Split]:
@@ -179,7 +182,7 @@ def _largest_rate(U: np.ndarray, g: np.ndarray, cap: float) -> float:
     if mass(cap) >= 2:
         return cap
     lo, hi = 0.0, cap
-    for _ in range(60):
+    for _ in range(45):
         mid = 0.5 * (lo + hi)
         if mass(mid) >= 2:
             lo = mid
@@ -346,6 +349,8 @@ def shuffle_epsilon(Q: Any, n: int, delta: float) -> float:
         if any(_delta(g, n, hi) > delta for g in groups):
             return math.inf
     worst = 0.0
+    # the most exposed pairs first (largest bias, fewest clones), so that later pairs are settled in one evaluation
+    groups.sort(key=lambda g: max((s.alpha, -s.r) for s in g if s.w == 1.0), reverse=True)
     for g in groups:
         if worst > 0 and _meets(g, n, delta, worst):
             continue  # this pair is already within the worst one's ε
