@@ -117,7 +117,7 @@ def clone_divergence(n_others: int, rate: float, alpha: float, epsilon: float) -
 
     >>> round(clone_divergence(0, 0.3, 0.75, 0.0), 9)
     0.5
-    >>> clone_divergence(0, 0.3, 0.75, math.log(3.0)) < 1e-11
+    >>> clone_divergence(0, 0.3, 0.75, math.log(3.0)) < 1e-9  # 0, and the rounding allowance
     True
     """
     if alpha <= 0.5:
