@@ -23,7 +23,7 @@ among the clones" (FOCS 2021), Theorem 3.2, computed for the exact channel:
 ``e^{-ε0}``; ``w = β`` (the pair's total variation), ``α = 1`` splits off the rows'
 difference only, the extreme of the variation-ratio parametrisation (p, β, q) of Wang
 et al., "Privacy amplification via shuffling: unified, simplified, and tightened"
-(VLDB 2024), and of FMT's "stronger clones" (SODA 2023). Every ``(w, α)`` on a grid
+(arXiv:2304.05007), and of FMT's "stronger clones" (SODA 2023). Every ``(w, α)`` on a grid
 between them is a valid decomposition, and so is FMT'21's generic one (``2r = e^{-ε0}``
 for every ε0-LDP channel): the bound is the smallest, for the worst pair of inputs.
 ``H_ε`` is summed exactly: for ``K = k`` the positive part is a binomial tail, so one
@@ -248,7 +248,8 @@ def _delta(splits: list[_Split], n: int, epsilon: float) -> float:
 
 
 def _channel(Q: Any) -> np.ndarray:
-    return check_channel(Q, "Q")
+    """The channel of an array or of a mechanism (its ``matrix``), validated."""
+    return check_channel(getattr(Q, "matrix", Q), "Q")
 
 
 def shuffle_delta(Q: Any, n: int, epsilon: float) -> float:
@@ -256,7 +257,7 @@ def shuffle_delta(Q: Any, n: int, epsilon: float) -> float:
 
     Parameters
     ----------
-    Q : array_like, shape (k, m)
+    Q : array_like, shape (k, m), or Mechanism
         The channel, rows = inputs.
     n : int
         Number of users, each sending one report through the shuffler.
@@ -282,7 +283,7 @@ def shuffle_delta(Q: Any, n: int, epsilon: float) -> float:
 
 
 def _dominated(s: _Split, others: list[_Split]) -> bool:
-    """Another split is at least as informative-free: no larger w, no larger α, no smaller clone rate."""
+    """Another split is at least as good: no larger w, no larger α, no smaller clone rate (pruning only)."""
     return any(o is not s and o.w <= s.w and o.alpha <= s.alpha and o.r >= s.r and o != s for o in others)
 
 
