@@ -243,7 +243,7 @@ def _groups(Q: np.ndarray) -> list[list[_Split]]:
     return list(seen.values())
 
 
-def _delta(splits: list[_Split], n: int, epsilon: float) -> float:
+def _least_delta(splits: list[_Split], n: int, epsilon: float) -> float:
     return min((s.w * clone_divergence(n - 1, 2 * s.r, s.alpha, epsilon) for s in splits), default=0.0)
 
 
@@ -279,7 +279,7 @@ def shuffle_delta(Q: Any, n: int, epsilon: float) -> float:
     epsilon = check_epsilon(epsilon, "epsilon")
     if epsilon >= local_epsilon(Q):
         return 0.0
-    return max((min(1.0, _delta(g, n, epsilon)) for g in _groups(Q)), default=0.0)
+    return max((min(1.0, _least_delta(g, n, epsilon)) for g in _groups(Q)), default=0.0)
 
 
 def _dominated(s: _Split, others: list[_Split]) -> bool:
@@ -347,7 +347,7 @@ def shuffle_epsilon(Q: Any, n: int, delta: float) -> float:
     groups = _groups(Q)
     if not math.isfinite(hi):
         hi = 64.0  # a channel without pure LDP: search below e^64 (δ at hi is checked below)
-        if any(_delta(g, n, hi) > delta for g in groups):
+        if any(_least_delta(g, n, hi) > delta for g in groups):
             return math.inf
     worst = 0.0
     # the most exposed pairs first (largest bias, fewest clones), so that later pairs are settled in one evaluation
