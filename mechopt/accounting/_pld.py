@@ -25,6 +25,7 @@ from .._validation import check_channel, check_delta, check_k
 
 #: above this many distinct pairs of rows, compositions use the ε0-DP dominating pair instead
 MAX_PAIRS = 300
+_COARSE = 1e-2  # the grid of the first, cheap pass over the pairs
 
 
 def _channel(Q: Any) -> tuple[np.ndarray, tuple[str, ...] | None]:
@@ -183,13 +184,25 @@ def compose_epsilon(Q: Any, T: int, delta: float = 0.0, memoized: bool = False,
         eps0 = local_epsilon(Q)
         if not math.isfinite(eps0):
             return math.inf
-        plds = [pld.from_privacy_parameters(common.DifferentialPrivacyParameters(eps0, 0.0),
-                                            value_discretization_interval=interval)]
-    else:
-        plds = [_from_rows(Q[a], Q[b], interval) for a, b in pairs]
+        p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(eps0, 0.0),
+                                        value_discretization_interval=interval)
+        return _composed_epsilon(p, T, delta)
+    # a pair's T-fold ε is at most T (its largest loss + one grid step): the pairs in decreasing
+    # order of their loss, stopping where that cap cannot beat the worst so far; a pair whose
+    # composition on a coarse grid (pessimistic too, so also an upper bound) does not beat it is skipped
+    ranked = sorted(((_pair_epsilon(Q[a], Q[b]), a, b) for a, b in pairs), reverse=True)
+    coarse = max(interval, _COARSE)
     worst = 0.0
-    for p in plds:
-        # δ = 0: no tail may be cut (a cut tail counts as infinite loss)
-        composed = p.self_compose(T, tail_mass_truncation=0.0 if delta == 0 else 1e-15) if T > 1 else p
-        worst = max(worst, float(composed.get_epsilon_for_delta(delta)))
+    for eps_pair, a, b in ranked:
+        if T * (eps_pair + interval) <= worst:
+            break
+        if worst > 0 and coarse > interval and _composed_epsilon(_from_rows(Q[a], Q[b], coarse), T, delta) <= worst:
+            continue
+        worst = max(worst, _composed_epsilon(_from_rows(Q[a], Q[b], interval), T, delta))
     return worst
+
+
+def _composed_epsilon(p, T: int, delta: float) -> float:
+    # δ = 0: no tail may be cut (a cut tail counts as infinite loss)
+    composed = p.self_compose(T, tail_mass_truncation=0.0 if delta == 0 else 1e-15) if T > 1 else p
+    return float(composed.get_epsilon_for_delta(delta))
