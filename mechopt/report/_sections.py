@@ -172,8 +172,9 @@ def expected_error(mech, n: int) -> Section:
         se = np.sqrt(r / n)
         lower, upper = p0 - z * se, p0 + z * se
         s.paragraphs.append(
-            f"The channel does not identify the distribution ({ident.describe(mech.inputs)}), so no frequentist "
-            f"estimate exists; the Bayesian estimate under {where} ('mechopt estimate --method mmse') has "
+            f"The channel does not identify the distribution ({ident.describe(mech.inputs)}); "
+            f"{ident.next_step()}. Shown here: the Bayesian estimate under {where} ('mechopt estimate --method mmse'), "
+            "which splits every input's mass by the prior: "
             f"E‖Ŝ/n − S/n‖² = {_g(float(r.sum()))} / n = {_g(float(r.sum()) / n, 4)} (Jiang, Li, Tandon eq. 31), "
             f"valid only as far as the prior is. {int(LEVEL * 100)}% intervals p ± {z:.2f}·se.")
         kind, total = "mmse", float(r.sum()) / n
