@@ -222,7 +222,7 @@ def group_of(module: str) -> str:
 
 #: top-level modules by role (any module not named here is "core": the verifier, the mechanism files, composition)
 _TOP_GROUPS = {
-    "interface": {"__init__", "cli", "_batch", "_plots"},
+    "interface": {"__init__", "cli", "_batch", "_plots", "_target_error"},
     "dispatch": {"_solve", "_solve_design", "_settle", "_fallback", "_export"},
     "client": {m.split(".")[-1] for m in STDLIB_CLIENT} | {"_words"},
     "problem": {"_problem", "_custom", "geo", "_geo_baselines", "_units"},

@@ -76,6 +76,7 @@ _EXPORTS = {
     "tradeoff": "mechopt._plots",
     "tradeoff_plot": "mechopt._plots",
     "plot_mechanism": "mechopt._plots",
+    "smallest_epsilon": "mechopt._target_error",
     # deployment (client: standard library only)
     "Sampler": "mechopt.client",
     "load_document": "mechopt.client",

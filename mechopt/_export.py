@@ -126,7 +126,7 @@ def finalize_export(problem: Problem, result: SolveResult) -> SolveResult:
     message = result.message
     if not ident.identifiable:
         note = (f"the channel cannot identify the input distribution: {ident.describe(problem.inputs)}; "
-                "'mechopt estimate' needs --method mmse (a prior) for it")
+                f"{ident.next_step()}")
         warnings.warn(note, IdentifiabilityWarning, stacklevel=_caller_level())
         message = f"{message}; {note}" if message else note
     new_mech = replace(mech, outputs=outputs, matrix=Q, objective=objective, certificate=cert)

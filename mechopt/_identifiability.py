@@ -23,12 +23,49 @@ import numpy as np
 
 from ._errors import MechoptError
 
-__all__ = ["Identifiability", "IdentifiabilityWarning", "NotIdentifiableError", "identifiability"]
+__all__ = ["Identifiability", "IdentifiabilityWarning", "NotIdentifiableError", "group_label", "identifiability",
+           "summarize_labels"]
 
 #: singular values below this fraction of the largest count as zero
 RANK_RTOL = 1e-9
 #: rows closer than this (max abs difference) are reported as merged inputs
 MERGE_ATOL = 1e-12
+
+
+#: a message lists at most this many labels; longer lists are summarised (:func:`summarize_labels`)
+SHOWN_LABELS = 3
+#: merged groups described one by one up to this many labels in all; beyond, one summary
+LISTED_LABELS = 8
+
+
+def summarize_labels(labels: Sequence[str], shown: int = SHOWN_LABELS) -> str:
+    """Quoted labels, the first ``shown`` and a count when there are more.
+
+    Examples
+    --------
+    >>> summarize_labels(["a", "b"])
+    "'a', 'b'"
+    >>> summarize_labels([f"p{i}" for i in range(915)])
+    "'p0', 'p1', 'p2', … (915 in all)"
+    """
+    labels = list(labels)
+    if len(labels) <= shown + 1:
+        return ", ".join(repr(x) for x in labels)
+    return ", ".join(repr(x) for x in labels[:shown]) + f", … ({len(labels)} in all)"
+
+
+def group_label(labels: Sequence[str]) -> str:
+    """The name of a group of merged inputs in an estimate: ``a+b+c``, or ``a+b+…+z (80 inputs)``.
+
+    Examples
+    --------
+    >>> group_label(["home"]), group_label(["a", "b"]), group_label([f"p{i}" for i in range(80)])
+    ('home', 'a+b', 'p0+p1+…+p79 (80 inputs)')
+    """
+    labels = list(labels)
+    if len(labels) <= SHOWN_LABELS:
+        return "+".join(labels)
+    return f"{labels[0]}+{labels[1]}+…+{labels[-1]} ({len(labels)} inputs)"
 
 
 class IdentifiabilityWarning(UserWarning):
@@ -59,16 +96,47 @@ class Identifiability:
     null_direction : numpy.ndarray or None, shape (k,)
         A unit vector ``v`` with ``Σ v = 0`` and ``Qᵀ v ≈ 0`` (``p`` and ``p + t v`` give
         the same reports); ``None`` when identifiable.
+    group_masses : bool
+        Whether the reports identify the total masses of some grouping of the inputs
+        short of all of them (groups of identical rows whose channel has full rank, or the
+        components of :func:`null_components`): what ``mechopt estimate`` then estimates.
+        True when identifiable.
     """
 
     k: int
     rank: int
     merged: tuple[tuple[int, ...], ...]
     null_direction: np.ndarray | None
+    group_masses: bool = True
+
+    def next_step(self) -> str:
+        """What ``mechopt estimate`` does with this channel (empty when identifiable)."""
+        if self.identifiable:
+            return ""
+        if self.group_masses:
+            return "'mechopt estimate' gives each merged group's total mass; --method mmse (a prior) splits it"
+        return "'mechopt estimate' needs --method mmse (a prior)"
 
     @property
     def identifiable(self) -> bool:
         return self.rank == self.k
+
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        """Every input's group, in input order: the merged groups and the other inputs alone.
+
+        Examples
+        --------
+        >>> identifiability([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5]]).groups()
+        ((0, 2), (1,))
+        """
+        of = {i: g for g in self.merged for i in g}
+        out, seen = [], set()
+        for i in range(self.k):
+            g = of.get(i, (i,))
+            if g not in seen:
+                seen.add(g)
+                out.append(g)
+        return tuple(out)
 
     def describe(self, inputs: Sequence[str] | None = None) -> str:
         """One sentence: why the distribution is not identifiable (empty when it is)."""
@@ -76,7 +144,12 @@ class Identifiability:
             return ""
         names = list(inputs) if inputs is not None else [str(i) for i in range(self.k)]
         parts = []
-        for group in self.merged:
+        total = sum(len(g) for g in self.merged)
+        if total > LISTED_LABELS:  # one summary, never a line of hundreds of labels
+            first = [names[i] for i in self.merged[0]]
+            parts.append(f"{total} inputs in {len(self.merged)} group{'s' if len(self.merged) > 1 else ''} have "
+                         f"identical rows (first group: {summarize_labels(first)})")
+        for group in self.merged if total <= LISTED_LABELS else ():
             labels = [names[i] for i in group]
             parts.append(f"inputs {', '.join(repr(x) for x in labels)} have identical rows")
         if not parts:
@@ -136,4 +209,32 @@ def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiabilit
         seen.update(same)
         if len(same) > 1:
             groups.append(tuple(same))
-    return Identifiability(k, rank, tuple(groups), v)
+    found = Identifiability(k, rank, tuple(groups), v)
+    reps = [g[0] for g in found.groups()]
+    masses = bool(groups) and int(np.linalg.matrix_rank(Q[reps], tol=rtol * (s[0] if s.size else 0.0))) == len(reps)
+    masses = masses or int(null_components(Q[reps]).max()) > 0
+    return Identifiability(k, rank, tuple(groups), v, masses)
+
+
+#: projector entries above this join two rows into one component
+JOIN_ATOL = 1e-9
+
+
+def null_components(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> np.ndarray:
+    """The component of each row: rows joined when the projector ``Π`` onto ``null(Qᵀ)`` has ``Π_ij ≠ 0``.
+
+    ``Π`` is block diagonal over the components, so every null vector splits into null
+    vectors supported on one component each; each sums to 0 (rows sum to 1), so the
+    total mass of each component is identifiable (:mod:`mechopt.runtime._groups`).
+
+    Examples
+    --------
+    >>> null_components(np.array([[0.6, 0.4, 0.0], [0.0, 0.4, 0.6], [0.3, 0.4, 0.3], [0.0, 0.0, 1.0]])).tolist()
+    [0, 0, 0, 1]
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    _, s, vt = np.linalg.svd(np.asarray(Q, dtype=float).T, full_matrices=True)
+    rank = int(np.sum(s > rtol * s[0])) if s.size else 0
+    N = vt[rank:].T
+    return connected_components(np.abs(N @ N.T) > JOIN_ATOL, directed=False)[1]

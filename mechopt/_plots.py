@@ -113,7 +113,7 @@ def _variant(p: Problem, *, factor: float | None = None, index: int | None = Non
 
 
 def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion: str | int | None = None,
-             baselines: bool = True, quiet: bool = True) -> dict:
+             baselines: bool = True, quiet: bool = True, progress=None) -> dict:
     """Solve the problem along a privacy axis; the data of ``mechopt tradeoff``.
 
     Two axes:
@@ -142,6 +142,9 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
         Also evaluate the standard mechanisms.
     quiet : bool, keyword-only
         No progress display while solving.
+    progress : callable, optional, keyword-only
+        Called after each point as ``progress(i, count, x, value, seconds)`` (``value``
+        the optimum or nan); ``mechopt tradeoff`` prints one line per point with it.
 
     Returns
     -------
@@ -165,6 +168,7 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
     >>> [round(v, 4) for v in d["curves"]["baseline: warner_rr"]]
     [0.2689, 0.1192]
     """
+    import time
     import warnings
 
     from ._closed_form_report import baseline_values
@@ -197,6 +201,7 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IdentifiabilityWarning)
         for i, (x, v) in enumerate(zip(xs, variants)):
+            started = time.perf_counter()
             r = solve(v, quiet=quiet)
             curves[own].append(r.objective if r.ok else float("nan"))
             if compare_ldp:
@@ -208,6 +213,8 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
                     base.setdefault(label, [float("nan")] * i)
                 for label, ys in base.items():
                     ys.append(values.get(label, float("nan")))
+            if progress is not None:
+                progress(i, len(xs), float(x), curves[own][-1], time.perf_counter() - started)
     curves.update({f"baseline: {k}": vals for k, vals in base.items()})
     unit = objective_unit(p.objective)
     return {"axis": axis, "x": xs.tolist(), "epsilons": xs.tolist(), "notion": name, "curves": curves,
@@ -216,7 +223,7 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
 
 def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path | None = None, *, scale=None,
                   notion: str | int | None = None, baselines: bool = True, logx: bool = False,
-                  logy: bool = False) -> dict:
+                  logy: bool = False, progress=None) -> dict:
     """Draw :func:`tradeoff` as a PNG (optimum solid, baselines dashed); returns the data drawn.
 
     ``logx`` / ``logy`` put an axis on a log scale (``logy`` needs positive values: a
@@ -229,7 +236,7 @@ def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path 
 
     if png is None:
         raise InputError("png", "a PNG file to write is required")
-    data = tradeoff(problem, epsilons, scale=scale, notion=notion, baselines=baselines)
+    data = tradeoff(problem, epsilons, scale=scale, notion=notion, baselines=baselines, progress=progress)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     for label, ys in data["curves"].items():
         if label.startswith("baseline: "):

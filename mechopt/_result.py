@@ -27,8 +27,11 @@ class SolveResult:
         A proven bound on the optimum (LP value or dual bound).
     gap : float or None
         ``|objective - bound|``: includes the cost of the repair.
-    certificate : Certificate or None
-        The exact verification of the exported matrix.
+    certificate : Certificate
+        The exact verification of the exported matrix. With no mechanism (status
+        ``infeasible`` or ``error``) a certificate with ``verified = False``, no checks,
+        ``method = "none"`` and the reason in ``detail``: ``r.certificate.verified`` is
+        always safe to read.
     timings : dict
         Seconds per phase.
     message : str
@@ -42,10 +45,15 @@ class SolveResult:
     objective: float | None
     bound: float | None
     gap: float | None
-    certificate: Certificate | None
+    certificate: Certificate | None  # None is replaced by an unverified certificate (__post_init__)
     timings: dict = field(default_factory=dict)
     message: str = ""
     stats: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.certificate is None:  # nothing was verified: say so instead of None
+            why = f"no mechanism was exported (status {self.status})" + (f": {self.message}" if self.message else "")
+            object.__setattr__(self, "certificate", Certificate(False, False, (), "none", why))
 
     @property
     def ok(self) -> bool:

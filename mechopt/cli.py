@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 1 a failed privacy or hash check, an infeasible problem or a
 solver failure; 2 bad input (one line on stderr naming the field and the rule); 3 the
-reports cannot answer the question asked (``estimate`` on a channel that does not
-identify the input distribution, without ``--method mmse``).
+reports cannot answer the question asked (``estimate`` on a channel that identifies
+neither the input distribution nor the masses of its groups of identical inputs, without
+``--method mmse``).
 """
 
 from __future__ import annotations
@@ -58,13 +59,15 @@ def _cmd_solve(args) -> int:
     if ident and not ident.get("identifiable", True):
         from ._identifiability import identifiability
 
-        why = identifiability(mech.matrix).describe(mech.inputs)
-        print(f"mechopt: warning: this channel cannot identify the input distribution: {why}; "
-              "'mechopt estimate' will need --method mmse (a prior)", file=sys.stderr)
+        found = identifiability(mech.matrix)
+        print(f"mechopt: warning: this channel cannot identify the input distribution: "
+              f"{found.describe(mech.inputs)}; {found.next_step()}", file=sys.stderr)
     dropped = mech.certificate.get("dropped_outputs")
     if dropped:
+        from ._identifiability import summarize_labels
+
         print(f"mechopt: note: dropped {dropped['count']} output(s) of total mass {dropped['mass']:.2g} "
-              f"({', '.join(dropped['labels'])}); recorded in the certificate", file=sys.stderr)
+              f"({summarize_labels(dropped['labels'])}); recorded in the certificate", file=sys.stderr)
     return 0
 
 
@@ -143,7 +146,8 @@ def _cmd_baselines(args) -> int:
 def _cmd_privatize(args) -> int:
     from .runtime._commands import privatize_file
 
-    n = privatize_file(args.mechanism, args.input, args.output, seed=args.seed, memo=args.memo)
+    n = privatize_file(args.mechanism, args.input, args.output, seed=args.seed, memo=args.memo,
+                      user_column=args.user_column)
     print(f"{n} reports -> {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
     return 0
 
@@ -163,17 +167,39 @@ def _cmd_estimate(args) -> int:
     if args.reports is None and args.counts is None:
         raise InputError("reports", "give --reports FILE (one output label per line) or --counts FILE "
                                     "(CSV: output label,count); '-' reads standard input")
-    est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
-                              level=args.level, prior=_parse_prior(args.prior))
+    from ._identifiability import IdentifiabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IdentifiabilityWarning)
+        est = estimate_from_files(args.mechanism, args.reports, counts_path=args.counts, method=args.method,
+                                  level=args.level, prior=_parse_prior(args.prior), postprocess=args.postprocess,
+                                  resamples=args.resamples, seed=args.seed)
+    for w in caught:  # merged inputs: their groups' mass was estimated; one line saying so
+        if issubclass(w.category, IdentifiabilityWarning):
+            print(f"mechopt: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False) if args.json else est.table())
     return 0
+
+
+def _progress_line(i: int, count: int, x: float, value: float, seconds: float) -> None:
+    shown = "no mechanism" if value != value else f"{value:.6g}"
+    print(f"mechopt: point {i + 1}/{count}: x = {x:g}: {shown} ({seconds:.1f} s)", file=sys.stderr, flush=True)
 
 
 def _cmd_tradeoff(args) -> int:
     from ._plots import tradeoff_plot
 
+    if (args.target_error is None) != (args.n is None):
+        raise InputError("target-error", "--target-error X and --n N go together (the error of the estimate "
+                                         "from N users)")
+    if args.target_error is not None:
+        return _cmd_target_error(args)
+    if args.png is None:
+        raise InputError("png", "a PNG file to write is required (--png OUT.png)")
     data = tradeoff_plot(args.problem, args.epsilons, args.png, scale=args.scale, notion=args.notion,
-                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy)
+                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy, progress=_progress_line)
     if args.json:
         clean = {**data, "curves": {k: [None if y != y else y for y in ys] for k, ys in data["curves"].items()}}
         print(json.dumps(clean, indent=1, ensure_ascii=False))
@@ -184,6 +210,59 @@ def _cmd_tradeoff(args) -> int:
         print(f"x = {data['xlabel']}: {', '.join(f'{x:g}' for x in data['x'])}; y = {data['ylabel']}")
     print(f"-> {args.png}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _cmd_target_error(args) -> int:
+    from ._target_error import smallest_epsilon
+
+    def show(point: dict) -> None:
+        err = "no mechanism" if point["error"] != point["error"] else f"error {point['error']:.6g}"
+        print(f"mechopt: {point['phase']} point {len(seen) + 1}: x = {point['x']:.6g}: {err} ({point['status']}, "
+              f"{point['seconds']:.1f} s)", file=sys.stderr, flush=True)
+        seen.append(point)
+
+    seen: list = []
+    out = smallest_epsilon(args.problem, args.target_error, args.n, epsilons=args.epsilons, scale=args.scale,
+                           notion=args.notion, progress=show)
+    if args.json:
+        clean = {**out, "points": [{**q, "error": None if q["error"] != q["error"] else q["error"]}
+                                   for q in out["points"]]}
+        print(json.dumps(clean, indent=1, ensure_ascii=False))
+    else:
+        what = f"epsilon of {out['notion']}" if out["axis"] == "epsilon" else "budget multiplier t"
+        print(f"{what:>24s}  E|p_hat - p|^2 at n = {out['n']}")
+        for q in sorted(out["points"], key=lambda q: q["x"]):
+            print(f"{q['x']:24.6g}  {q['error']:.6g}{'  (meets)' if q['error'] <= out['target_error'] else ''}")
+        if out["answer"] is None:
+            print(f"no answer: {out['note']}")
+        else:
+            print(f"smallest {what} meeting error <= {out['target_error']:g} at n = {out['n']}: "
+                  f"{out['answer']:.6g} (misses at {out['bracket'][0]:.6g}; {out['note']})")
+    if args.png:
+        _draw_target(out, args.png)
+        print(f"-> {args.png}", file=sys.stderr if args.json else sys.stdout)
+    return 0 if out["answer"] is not None else 1
+
+
+def _draw_target(out: dict, png: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = sorted((q["x"], q["error"]) for q in out["points"] if q["error"] == q["error"])
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    ax.plot([x for x, _ in pts], [e for _, e in pts], marker="o", label="optimal mechanism")
+    ax.axhline(out["target_error"], color="grey", linestyle="--", label="target")
+    if out["answer"] is not None:
+        ax.axvline(out["answer"], color="grey", linestyle=":")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε" if out["axis"] == "epsilon" else "budget multiplier t")
+    ax.set_ylabel(f"E‖p̂ − p‖² at n = {out['n']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
 
 
 def _cmd_plot(args) -> int:
@@ -245,11 +324,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--seed", type=int, default=None,
                     help="seeded simulation (not for deployment); default: a secure generator")
     pr.add_argument("--memo", metavar="STORE.json", default=None,
-                    help="memoized mechanism, one device: keep its permanent responses in this JSON file")
+                    help="memoized mechanism: keep the permanent responses in this JSON file (one device; "
+                         "with --user-column one store per user)")
+    pr.add_argument("--user-column", action="store_true",
+                    help="the input is CSV 'user id,input label': each user is one device (for --memo)")
     pr.set_defaults(func=_cmd_privatize)
 
     e = sub.add_parser("estimate", help="estimate the input distribution, with standard errors and intervals",
-                       epilog=f"Exit code 3 when the channel cannot identify the distribution (use --method mmse). "
+                       epilog=f"A channel that merges inputs (identical rows): each group's total mass is estimated, "
+                              f"with a warning. Exit code 3 when not even that is identifiable (use --method mmse). "
                               f"{_DOCS}")
     e.add_argument("mechanism", help="mechanism file (JSON)")
     e.add_argument("--reports", default=None, help="one output label per line ('-': standard input)")
@@ -259,6 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "simplex; mmse: Bayesian under a prior")
     e.add_argument("--prior", default=None, help="mmse: comma-separated prior (default: the mechanism's design prior)")
     e.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    e.add_argument("--postprocess", default="none", choices=["none", "simplex", "norm-sub"],
+                   help="consistent estimate: none (default); simplex: Euclidean projection onto the simplex; "
+                        "norm-sub: zero the negatives, subtract one delta from the rest (Wang et al. NDSS 2020); "
+                        "intervals then come from a parametric bootstrap")
+    e.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples with --postprocess (default 1000)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws (default 0)")
     e.add_argument("--json", action="store_true", help="print the estimate as JSON")
     e.set_defaults(func=_cmd_estimate)
 
@@ -276,7 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--logx", action="store_true", help="log scale on the x axis")
     t.add_argument("--logy", action="store_true", help="log scale on the y axis")
     t.add_argument("--json", action="store_true", help="print the data drawn as JSON")
-    t.add_argument("--png", required=True, help="PNG file to write")
+    t.add_argument("--png", default=None, help="PNG file to write (required unless --target-error)")
+    t.add_argument("--target-error", type=float, default=None, metavar="X",
+                   help="find the smallest epsilon (or multiplier) whose optimal mechanism's E|p_hat - p|^2 "
+                        "at --n users is <= X: scan the grid, then bisect")
+    t.add_argument("--n", type=int, default=None, metavar="N", help="with --target-error: the number of users")
     t.set_defaults(func=_cmd_tradeoff)
 
     pl = sub.add_parser("plot", help="draw a mechanism's channel as a heat map", epilog=_DOCS)

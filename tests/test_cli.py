@@ -103,8 +103,8 @@ def test_unknown_options_exit_2_in_one_line(capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
-def test_estimate_refuses_a_frequentist_estimate_from_an_unidentifiable_channel(capsys, tmp_path):
-    # two inputs tied (a zero budget): the channel cannot tell them apart -> exit 3
+def test_estimate_of_a_channel_merging_inputs_gives_the_group_mass(capsys, tmp_path):
+    # two inputs tied (a zero budget): the channel cannot tell them apart -> their total mass, one warning
     problem = tmp_path / "p.json"
     problem.write_text(json.dumps({"inputs": ["a", "b", "c"], "outputs": "inputs",
                                    "privacy": [{"notion": "eldp", "matrix": [[0, 0, 1], [0, 0, 1], [1, 1, 0]]}],
@@ -113,8 +113,11 @@ def test_estimate_refuses_a_frequentist_estimate_from_an_unidentifiable_channel(
     assert run(capsys, "solve", problem, "-o", mech, "--quiet")[0] == 0
     reports = tmp_path / "r.txt"
     reports.write_text("a\nc\nc\n")
-    code, _, err = run(capsys, "estimate", mech, "--reports", reports, "--method", "em")
-    assert code == 3 and err.count("\n") == 1
+    code, out, err = run(capsys, "estimate", mech, "--reports", reports, "--method", "em", "--json")
+    assert code == 0 and err.count("\n") == 1 and err.startswith("mechopt: warning: not identifiable")
+    assert "(2 inputs in 1 group: a+b)" in err
+    est = json.loads(out)
+    assert est["groups"] == {"a+b": ["a", "b"], "c": ["c"]} and set(est["estimate"]) == {"a+b", "c"}
 
 
 def test_the_bundled_quickstart_solves(capsys, tmp_path):

@@ -11,7 +11,6 @@ import pytest
 
 from mechopt._canonical import canonical_digest
 from mechopt._errors import InputError, VerificationError
-from mechopt._identifiability import NotIdentifiableError
 from mechopt.runtime import estimate_file, privatize_file
 
 LABELS = ["home", "work", "gym", "bar"]
@@ -60,7 +59,7 @@ def test_privatize_then_estimate_recovers_distribution(tmp_path, mech):
     for method in ("em", "inversion", "projected"):
         result = estimate_file(mech, out, method=method)
         assert set(result) == {"n", "method", "estimate", "standard_error", "interval", "level",
-                               "interval_kind", "reliable", "notes"}
+                               "interval_kind", "reliable", "postprocess", "notes"}
         assert result["n"] == n and result["method"] == method
         assert list(result["estimate"]) == LABELS
         est = np.array(list(result["estimate"].values()))
@@ -143,10 +142,15 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     path = tmp_path / "mech.json"
     path.write_text(json.dumps(doc))
     rep = write_lines(tmp_path / "r.txt", ["u", "v", "v"])
-    # no method may split the merged mass silently: refused, naming the merged inputs
+    # no method may split the merged mass silently: the group's total mass is estimated, with a warning
+    from mechopt._identifiability import IdentifiabilityWarning
+
     for method in ("inversion", "projected", "em"):
-        with pytest.raises(NotIdentifiableError, match=r"inputs 'a', 'b' have identical rows \(rank 2 < 3"):
-            estimate_file(path, rep, method=method)
+        with pytest.warns(IdentifiabilityWarning, match=r"inputs 'a', 'b' have identical rows \(rank 2 < 3"):
+            got = estimate_file(path, rep, method=method)
+        assert got["groups"] == {"a+b": ["a", "b"], "c": ["c"]}
+        # reports: 1/3 'u' = 0.5·m + 0.25·(1 − m) for the group mass m
+        assert got["estimate"]["a+b"] == pytest.approx(1 / 3, abs=1e-9)
     # under a prior the split is the prior's: P(a) / P(b) = 3 exactly, and the note says so
     result = estimate_file(path, rep, method="mmse", prior=[0.45, 0.15, 0.4])
     assert result["estimate"]["a"] == pytest.approx(3 * result["estimate"]["b"], rel=1e-12)
@@ -154,27 +158,80 @@ def test_inversion_of_a_non_identifying_mechanism_is_refused(tmp_path):
     assert any("split as the prior splits it" in note for note in result["notes"])
 
 
-def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
+def memoized(tmp_path: Path) -> tuple[dict, Path]:
+    """The k-RR document marked memoize, and its file."""
     doc = krr_doc()
     doc.update(version=2, memoize=True)
     doc["sha256"] = canonical_digest(doc)
     mech = tmp_path / "memo.json"
     mech.write_text(json.dumps(doc))
-    inp = write_lines(tmp_path / "in.txt", ["home"] * 50 + ["bar"] * 50)
+    return doc, mech
+
+
+def test_memoized_mechanism_one_device_keeps_its_permanent_responses(tmp_path):
+    doc, mech = memoized(tmp_path)
     store = tmp_path / "store.json"
-    privatize_file(mech, inp, tmp_path / "a.txt", memo=store)
-    a = (tmp_path / "a.txt").read_text().splitlines()
-    assert len(set(a[:50])) == 1 and len(set(a[50:])) == 1  # one permanent response per value
+    rounds = {}
+    for value in ("home", "bar"):  # one device, one report a round, 20 rounds per value
+        inp = write_lines(tmp_path / "in.txt", [value])
+        rounds[value] = set()
+        for _ in range(20):
+            privatize_file(mech, inp, tmp_path / "a.txt", memo=store)
+            rounds[value].add((tmp_path / "a.txt").read_text().strip())
+    assert all(len(r) == 1 for r in rounds.values())  # one permanent response per value
     kept = json.loads(store.read_text())
-    assert kept == {f"{doc['sha256']}:home": a[0], f"{doc['sha256']}:bar": a[50]}
-    privatize_file(mech, inp, tmp_path / "b.txt", memo=store)  # a later round: the same responses
-    assert (tmp_path / "b.txt").read_text().splitlines() == a
+    assert kept == {f"{doc['sha256']}:{v}": r.pop() for v, r in rounds.items()}
     # without a store every line is another user: fresh draws
+    inp = write_lines(tmp_path / "in.txt", ["home"] * 50 + ["bar"] * 50)
     privatize_file(mech, inp, tmp_path / "c.txt", seed=1)
     assert len(set((tmp_path / "c.txt").read_text().splitlines()[:50])) > 1
     with pytest.raises(InputError, match="memo: .* is not a memoized mechanism"):
         privatize_file(_plain(tmp_path), inp, tmp_path / "d.txt",
                        memo=store)
+
+
+def test_memo_over_many_lines_needs_user_ids(tmp_path, capsys):
+    doc, mech = memoized(tmp_path)
+    inp = write_lines(tmp_path / "in.txt", ["home", "bar"])
+    with pytest.raises(InputError, match="memo: keeps one device's .* 2 lines .*--user-column"):
+        privatize_file(mech, inp, tmp_path / "o.txt", memo=tmp_path / "s.json")
+    assert not (tmp_path / "o.txt").exists() and not (tmp_path / "s.json").exists()
+    from mechopt.cli import main
+
+    rc = main(["privatize", str(mech), "--input", str(inp), "--output", str(tmp_path / "o.txt"),
+               "--memo", str(tmp_path / "s.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "--user-column" in err
+
+
+def test_memo_keyed_by_user(tmp_path):
+    doc, mech = memoized(tmp_path)
+    n = 400  # 400 users with the same value: as many independent devices
+    inp = write_lines(tmp_path / "in.csv", [f"u{i},home" for i in range(n)] + ['"u,0",bar'])
+    store = tmp_path / "devices.json"
+    assert privatize_file(mech, inp, tmp_path / "day1.txt", memo=store, user_column=True, seed=5) == n + 1
+    day1 = (tmp_path / "day1.txt").read_text().splitlines()
+    kept = json.loads(store.read_text())
+    assert set(kept) == {f"u{i}" for i in range(n)} | {"u,0"}
+    assert all(kept[f"u{i}"] == {f"{doc['sha256']}:home": day1[i]} for i in range(n))
+    assert kept["u,0"] == {f"{doc['sha256']}:bar": day1[n]}
+    # independent devices: the reports of 'home' follow its row, not one repeated response
+    row = dict(zip(doc["outputs"], doc["matrix"][doc["inputs"].index("home")]))
+    for y, q in row.items():
+        share = day1[:n].count(y) / n
+        assert abs(share - q) <= 5 * (q * (1 - q) / n) ** 0.5 + 1e-12, (y, share, q)
+    # without a store the user column is read and every line drawn afresh
+    assert privatize_file(mech, inp, tmp_path / "fresh.txt", user_column=True, seed=5) == n + 1
+    # day 2, fresh seed: every user repeats their own permanent response
+    privatize_file(mech, inp, tmp_path / "day2.txt", memo=store, user_column=True, seed=6)
+    assert (tmp_path / "day2.txt").read_text().splitlines() == day1
+    bad = write_lines(tmp_path / "bad.csv", ["u1"])
+    with pytest.raises(InputError, match="bad.csv:1: with --user-column every line must be"):
+        privatize_file(mech, bad, tmp_path / "o.txt", memo=store, user_column=True)
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps({"k": "v"}))
+    with pytest.raises(InputError, match="with --user-column the memo store must be"):
+        privatize_file(mech, inp, tmp_path / "o.txt", memo=flat, user_column=True)
 
 
 def _plain(tmp_path: Path) -> Path:

@@ -73,13 +73,15 @@ def test_workflow_commands_run_in_order(tmp_path):
     assert (cwd / "tradeoff.png").stat().st_size > 10_000 and (cwd / "web.png").stat().st_size > 5_000
     import json
 
-    est = json.loads(outputs[2][outputs[2].index("{"):])  # the --counts --json estimate
+    est, _ = json.JSONDecoder().raw_decode(outputs[2][outputs[2].index("{"):])  # the --counts --json estimate
+    assert "post-processed: simplex; 95% intervals: percentile bootstrap" in outputs[2]
     assert est["n"] == 20_000 and set(est["estimate"]) == {"news", "mail", "shop", "video", "clinic", "casino"}
     truth = {"news": 0.30, "mail": 0.25, "shop": 0.20, "video": 0.15, "clinic": 0.06, "casino": 0.04}
     for label, (lo, hi) in est["interval"].items():
         assert lo - 0.02 <= truth[label] <= hi + 0.02  # near the truth (intervals are 95%, six of them)
-    kept = json.loads((cwd / "device.json").read_text())
-    assert len(kept) == 6  # one permanent response per value on this device
+    kept = json.loads((cwd / "devices.json").read_text())
+    assert len(kept) == 20_000 and all(len(v) == 1 for v in kept.values())  # one device per user
+    assert len(set((cwd / "day1.txt").read_text().splitlines())) >= 6  # users, not one device's 6 responses
 
 
 def test_workflow_python_twins_run_in_order(tmp_path, monkeypatch, capsys):

@@ -25,11 +25,13 @@ from mechopt.runtime._inference import (
     read_text,
 )
 from mechopt.runtime._files import read_labels, refuse_unknown, write_atomically
+from mechopt.runtime._postprocess import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, check_postprocess
 
 __all__ = ["ESTIMATE_METHODS", "estimate_file", "estimate_from_files", "privatize_file"]
 
 
-def _memo_store(path: str | Path) -> dict[str, str]:
+def _memo_store(path: str | Path, *, per_user: bool = False) -> dict:
+    """The memo store: one device's ``{key: response}``, or with ``per_user`` ``{user: {key: response}}``."""
     p = Path(path)
     if not p.exists():
         return {}
@@ -40,14 +42,37 @@ def _memo_store(path: str | Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(str(path), f"cannot read the memo store (a JSON object): {err}") from None
     store = loads_strict(text, str(path))  # depth, duplicate keys: one line, never a traceback
+    if per_user:
+        if not isinstance(store, dict) or not all(
+                isinstance(v, dict) and all(isinstance(r, str) for r in v.values()) for v in store.values()):
+            raise InputError(str(path), "with --user-column the memo store must be a JSON object of user id -> "
+                                        "that device's store (an object of strings)")
+        return store
     if not isinstance(store, dict) or not all(isinstance(v, str) for v in store.values()):
         raise InputError(str(path), "the memo store must be a JSON object of strings")
     return store
 
 
+def _read_user_rows(path: str | Path) -> tuple[list[str], list[str]]:
+    """``user,label`` CSV lines (standard quoting) as the user ids and the labels, in order."""
+    import csv
+    import io
+
+    from mechopt.runtime._inference import read_text
+
+    users, labels = [], []
+    for lineno, row in enumerate(csv.reader(io.StringIO(read_text(path, "input"))), start=1):
+        if len(row) != 2 or not row[0].strip() or not row[1]:
+            raise InputError(f"{path}:{lineno}", f"with --user-column every line must be 'user id,input label', "
+                                                 f"got {row!r}")
+        users.append(row[0])
+        labels.append(row[1])
+    return users, labels
+
+
 def privatize_file(mech_path: str | Path, input_path: str | Path,
                    output_path: str | Path, *, seed: int | None = None,
-                   memo: str | Path | None = None) -> int:
+                   memo: str | Path | None = None, user_column: bool = False) -> int:
     """Privatize a file of inputs, one label per line, into a file of reports.
 
     The mechanism file is read, its sha256 checked and its privacy claims verified
@@ -56,15 +81,18 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     drawn; reports are drawn with the exact :class:`mechopt.client.Sampler` and written
     one per line, in order, to ``output_path`` (written to a temporary file first and
     renamed, so a failure never leaves a partial output). Each line is one user's
-    report, drawn afresh — except with ``memo`` (one device): a memoized mechanism then
-    keeps one permanent response per value in that JSON file and repeats it.
+    report, drawn afresh — except with ``memo``: a memoized mechanism then keeps one
+    permanent response per user and value in that JSON file and repeats it. Without
+    ``user_column`` the store is one device's, so an input of more than one line is
+    refused (it would treat many users as one device).
 
     Parameters
     ----------
     mech_path : str or pathlib.Path
         The mechanism JSON file.
     input_path : str or pathlib.Path
-        True input labels, one per line (UTF-8); ``-`` reads standard input.
+        True input labels, one per line (UTF-8); ``-`` reads standard input. With
+        ``user_column``: CSV lines ``user id,input label``.
     output_path : str or pathlib.Path
         Where to write the output labels; ``-`` writes to standard output.
     seed : int or None, keyword-only
@@ -72,7 +100,11 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
         reproducible draws for simulation only (see :class:`mechopt.client.Sampler`).
     memo : str or pathlib.Path or None, keyword-only
         A JSON file holding the permanent responses of a memoized mechanism (created if
-        missing, updated after the run). Only with a mechanism marked ``memoize``.
+        missing, updated after the run). Only with a mechanism marked ``memoize``. One
+        device's store (``{key: response}``, keys as :class:`mechopt.client.Sampler`'s), or
+        with ``user_column`` one store per user (``{user id: {key: response}}``).
+    user_column : bool, keyword-only
+        The input is ``user id,input label`` CSV: each user is one device.
 
     Returns
     -------
@@ -83,7 +115,8 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
     ------
     InputError
         When a file cannot be read or written, the mechanism is malformed, a line is
-        empty, or a line is not an input label (the message gives ``path:line``).
+        empty, or a line is not an input label (the message gives ``path:line``), or
+        ``memo`` is given without ``user_column`` for an input of more than one line.
     VerificationError
         When the mechanism file's sha256 does not match its content, or its matrix (or
         family) fails one of its privacy claims.
@@ -108,21 +141,35 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
 
     checked, _ = load_verified(mech_path)  # the one path: what 'mechopt verify' refuses is refused here
     if checked.family is not None:
+        if user_column or memo is not None:
+            raise InputError("memo", "a family mechanism draws fresh reports: drop --memo and --user-column")
         return privatize_family_file(mech_path, input_path, output_path, seed=seed)
     doc = checked.doc
-    store = None
-    if memo is not None:
-        if not doc.get("memoize"):
-            raise InputError("memo", f"{mech_path} is not a memoized mechanism ('memoize' is not true); "
-                                     "drop --memo, or export it with 'mechopt solve --memoize'")
-        store = _memo_store(memo)
-    sampler = Sampler(doc, seed=seed, store=store, _checked=True)  # load_verified checked and verified it
-    labels = read_labels(input_path, "input")
+    if memo is not None and not doc.get("memoize"):
+        raise InputError("memo", f"{mech_path} is not a memoized mechanism ('memoize' is not true); "
+                                 "drop --memo, or export it with 'mechopt solve --memoize'")
+    if user_column:
+        users, labels = _read_user_rows(input_path)
+    else:
+        users, labels = None, read_labels(input_path, "input")
+        if memo is not None and len(labels) > 1:
+            raise InputError("memo", f"keeps one device's permanent responses, but {input_path} has "
+                                     f"{len(labels)} lines (one per user?): give a 'user id,label' CSV with "
+                                     "--user-column to keep one store per user")
     refuse_unknown(input_path, labels, {x: i for i, x in enumerate(doc["inputs"])},
-             str(mech_path), "input")
+                   str(mech_path), "input")
+    store = None if memo is None else _memo_store(memo, per_user=user_column)
+    one_store = store if store is not None and not user_column else None
+    sampler = Sampler(doc, seed=seed, store=one_store, _checked=True)  # load_verified checked and verified it
     if doc.get("memoize") and memo is None:
         sampler.memoize = False  # every line is another user: fresh responses
-    reports = sampler.sample_many(labels)
+    if users is not None and store is not None:
+        reports = []
+        for user, label in zip(users, labels):
+            sampler.store = store.setdefault(user, {})  # this user's device
+            reports.append(sampler.sample(label))
+    else:
+        reports = sampler.sample_many(labels)
     text = "".join(f"{y}\n" for y in reports)
     if str(output_path) == "-":
         sys.stdout.write(text)
@@ -136,13 +183,14 @@ def privatize_file(mech_path: str | Path, input_path: str | Path,
 
 def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None, *,
                   counts_path: str | Path | None = None, method: str = "em",
-                  level: float = 0.95, prior: Any = None) -> dict[str, Any]:
+                  level: float = 0.95, prior: Any = None, **options: Any) -> dict[str, Any]:
     """Estimate the input distribution from a file of reports or of counts, with intervals.
 
     :func:`estimate_from_files` as the JSON document of ``mechopt estimate --json``
     (``docs/cli.md``): ``n``, ``method``, ``estimate``, ``standard_error``, ``interval``,
-    ``level``, ``interval_kind``, ``reliable``, ``notes``; labels in the file's order.
-    Parameters, errors: as :func:`estimate_from_files`.
+    ``level``, ``interval_kind``, ``reliable``, ``postprocess``, ``notes``; labels in the
+    file's order. Parameters (``options``: ``postprocess``, ``resamples``, ``seed``), errors: as
+    :func:`estimate_from_files`.
 
     Examples
     --------
@@ -158,12 +206,13 @@ def estimate_file(mech_path: str | Path, reports_path: str | Path | None = None,
     (10, {'no': 0.7, 'yes': 0.3})
     """
     return estimate_from_files(mech_path, reports_path, counts_path=counts_path, method=method,
-                               level=level, prior=prior).to_dict()
+                               level=level, prior=prior, **options).to_dict()
 
 
 def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None = None, *,
                         counts_path: str | Path | None = None, method: str = "em",
-                        level: float = 0.95, prior: Any = None) -> Estimate:
+                        level: float = 0.95, prior: Any = None, postprocess: str = "none",
+                        resamples: int = BOOTSTRAP_RESAMPLES, seed: int | None = BOOTSTRAP_SEED) -> Estimate:
     """Estimate the input distribution from a file of reports or of counts, with intervals.
 
     Parameters
@@ -186,6 +235,11 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         Level of the intervals, in (0, 1).
     prior : sequence of float, optional, keyword-only
         ``mmse``: the prior; default the mechanism's design prior (``objective.prior``).
+    postprocess : {"none", "simplex", "norm-sub"}, keyword-only
+        Consistent post-processing, with parametric-bootstrap intervals
+        (:func:`mechopt.runtime.estimate_counts`).
+    resamples, seed : int, keyword-only
+        The bootstrap's number of resamples and seed.
 
     Returns
     -------
@@ -226,8 +280,12 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
     from mechopt._mechanism import load_verified
     from mechopt.families import estimate_family_file
 
+    check_postprocess(postprocess)
     checked, _ = load_verified(mech_path)  # the one path: what 'mechopt verify' refuses is refused here
     if checked.family is not None:
+        if postprocess != "none":
+            raise InputError("postprocess", "applies to matrix mechanisms; a family's estimator has its own "
+                                            "output (use --postprocess none)")
         if counts_path is not None:
             raise InputError("counts", "a family mechanism is estimated from its reports (--reports): its outputs "
                                        "are subsets or codes, not a short list of labels to count")
@@ -251,7 +309,7 @@ def estimate_from_files(mech_path: str | Path, reports_path: str | Path | None =
         prior = doc["objective"].get("prior")
     Q = np.array(doc["matrix"], dtype=float)
     return estimate_counts(Q, counts, method=method, level=level, prior=prior,
-                           labels=doc["inputs"])
+                           labels=doc["inputs"], postprocess=postprocess, resamples=resamples, seed=seed)
 
 
 def _family_estimate(out: dict, level: float):

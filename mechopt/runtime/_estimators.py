@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 from mechopt._errors import InputError
 from mechopt.objectives import risk_covariance, simplex_basis
 from mechopt._validation import check_prior
+from mechopt.runtime._postprocess import as_vector, project_simplex_rows
 from mechopt.runtime._sampling import as_channel
 
 __all__ = [
@@ -310,15 +311,7 @@ def project_simplex(v: ArrayLike) -> np.ndarray:
     >>> project_simplex([0.8, 0.5, -0.3]).round(6).tolist()
     [0.65, 0.35, 0.0]
     """
-    v = np.asarray(v, dtype=float)
-    if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
-        raise InputError("v", f"must be a non-empty finite 1-D vector, got {v!r}")
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    ranks = np.arange(1, v.size + 1)
-    rho = np.flatnonzero(u - css / ranks > 0)[-1]
-    tau = css[rho] / (rho + 1)
-    return np.maximum(v - tau, 0.0)
+    return project_simplex_rows(as_vector(v))
 
 
 def estimate_projected(Q: ArrayLike, counts: ArrayLike) -> np.ndarray:

@@ -22,15 +22,19 @@ the simplex (an input with a true share near 0 or 1, where the ML estimate is
 constrained): an input whose unclipped interval leaves [0, 1], or whose ML estimate is
 0, is marked ``reliable = False`` and a note says why.
 
-The frequentist methods refuse a channel that cannot identify the distribution
-(:class:`~mechopt._identifiability.NotIdentifiableError`, CLI exit code 3) instead of
-splitting the unidentifiable mass silently.
+The frequentist methods never split unidentifiable mass silently: from a channel that
+cannot identify the distribution they estimate the total mass of each group of inputs
+the reports do identify (:mod:`mechopt.runtime._groups`: groups of identical rows, or
+components of the null space), with an :class:`~mechopt._identifiability.IdentifiabilityWarning`,
+and refuse (:class:`~mechopt._identifiability.NotIdentifiableError`, CLI exit code 3)
+when no grouping short of all inputs is identifiable.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -40,7 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mechopt._errors import InputError
-from mechopt._identifiability import NotIdentifiableError, identifiability
+from mechopt._identifiability import IdentifiabilityWarning, identifiability, summarize_labels
 from mechopt.objectives import fisher_information, simplex_basis
 from mechopt.runtime._estimators import (
     _as_counts,
@@ -50,6 +54,10 @@ from mechopt.runtime._estimators import (
     estimate_projected,
 )
 from mechopt.runtime._mmse import mmse_histogram
+from mechopt.runtime._groups import group_estimate, plan_groups
+from mechopt.runtime._postprocess import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap, check_postprocess,
+                                          check_resamples, inversion_rows)
+from mechopt.runtime._postprocess import postprocess as _postprocess
 from mechopt.runtime._sampling import as_channel
 
 __all__ = ["ESTIMATE_METHODS", "Estimate", "estimate", "estimate_counts", "parse_counts_csv"]
@@ -87,6 +95,12 @@ class Estimate:
         ``False`` where the normal approximation is not trustworthy (see module doc).
     notes : tuple of str
         Plain-language caveats.
+    postprocess : str
+        ``none``, ``simplex`` or ``norm-sub`` (:mod:`mechopt.runtime._postprocess`).
+    groups : tuple of tuple of str
+        When the channel merges inputs (identical rows): the inputs of each label, whose
+        total mass is what was estimated (``labels`` are then group names,
+        :func:`mechopt._identifiability.group_label`); empty otherwise.
     """
 
     labels: tuple[str, ...]
@@ -100,6 +114,8 @@ class Estimate:
     interval: str
     reliable: np.ndarray
     notes: tuple[str, ...] = field(default=())
+    postprocess: str = "none"
+    groups: tuple[tuple[str, ...], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``mechopt estimate --json`` (``docs/cli.md``)."""
@@ -110,13 +126,15 @@ class Estimate:
                 "interval": {x: [float(a), float(b)] for x, a, b in zip(lab, self.lower, self.upper)},
                 "level": self.level, "interval_kind": self.interval,
                 "reliable": {x: bool(r) for x, r in zip(lab, self.reliable)},
-                "notes": list(self.notes)}
+                "postprocess": self.postprocess, "notes": list(self.notes),
+                **({"groups": {x: list(g) for x, g in zip(lab, self.groups)}} if self.groups else {})}
 
     def table(self) -> str:
         """A plain-text table (what ``mechopt estimate`` prints)."""
         width = max(5, *(len(x) for x in self.labels))
         pct = f"{100 * self.level:g}%"
-        head = (f"n = {self.n} reports, method = {self.method}: {_DESCRIPTION[self.method]}; "
+        post = "" if self.postprocess == "none" else f", post-processed: {self.postprocess}"
+        head = (f"n = {self.n} reports, method = {self.method}: {_DESCRIPTION[self.method]}{post}; "
                 f"{pct} intervals: {self.interval}")
         lines = [head, f"{'input':{width}s}  estimate  std.err   {pct} interval"]
         for x, p, se, a, b, ok in zip(self.labels, self.estimate, self.standard_errors, self.lower,
@@ -148,7 +166,9 @@ def _inversion_covariance(Q: np.ndarray, freq: np.ndarray, n: float) -> np.ndarr
 
 
 def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", level: float = 0.95,
-                    prior: ArrayLike | None = None, labels: Sequence[str] | None = None) -> Estimate:
+                    prior: ArrayLike | None = None, labels: Sequence[str] | None = None,
+                    postprocess: str = "none", resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int | None = BOOTSTRAP_SEED) -> Estimate:
     """Estimate the input distribution from report counts, with standard errors and intervals.
 
     Parameters
@@ -163,6 +183,15 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
         Required by ``mmse`` (the prior of each user's input); ignored otherwise.
     labels : sequence of str, optional, keyword-only
         Input labels (default ``"0" … "k-1"``).
+    postprocess : {"none", "simplex", "norm-sub"}, keyword-only
+        Map the estimate into the simplex (:mod:`mechopt.runtime._postprocess`). With
+        ``inversion`` or ``projected`` the intervals become parametric percentile-bootstrap
+        intervals of the whole procedure; ``em`` and ``mmse`` estimates already lie in the
+        simplex (post-processing leaves them unchanged, a note says so).
+    resamples : int, keyword-only
+        Bootstrap resamples behind post-processed intervals (100 … 1 000 000).
+    seed : int or None, keyword-only
+        Seed of the bootstrap draws (``None``: fresh entropy).
 
     Returns
     -------
@@ -172,8 +201,15 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     ------
     NotIdentifiableError
         When ``method`` is ``em``, ``inversion`` or ``projected`` and the channel cannot
-        identify the input distribution (rank < k): the message names the merged inputs
-        and points to ``mmse``.
+        identify even the masses of its groups of identical rows (see below): the message
+        points to ``mmse``.
+
+    Warns
+    -----
+    IdentifiabilityWarning
+        When the channel merges inputs (identical rows) and ``method`` is not ``mmse``:
+        the total mass of each group is estimated instead (``groups``; one line naming the
+        groups, summarised past a few labels).
     InputError
         When an argument is malformed, or ``mmse`` has no prior.
 
@@ -185,14 +221,22 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     ([0.7, 0.3], [0.031, 0.031])
     >>> e.lower.round(4).tolist()
     [0.6393, 0.2393]
+    >>> inv = estimate_counts(Q, [90, 10], method="inversion", postprocess="simplex")
+    >>> inv.estimate.tolist(), inv.interval                 # inversion gives [1.3, -0.3]
+    ([1.0, 0.0], 'percentile bootstrap (1000 parametric resamples, seed 0)')
+    >>> import warnings
     >>> merged = [[0.5, 0.5], [0.5, 0.5], [0.2, 0.8]]
-    >>> estimate_counts(merged, [50, 50])
-    Traceback (most recent call last):
-    ...
-    mechopt._identifiability.NotIdentifiableError: not identifiable: inputs '0', '1' have identical rows (rank 2 < 3 inputs): no estimator can split that mass from the reports; use method 'mmse' with a prior to split it by the prior, or a mechanism designed for estimation (objective estimation_variance)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     g = estimate_counts(merged, [50, 50], method="inversion", labels=["a", "b", "c"])
+    >>> g.labels, g.estimate.round(6).tolist(), g.groups
+    (('a+b', 'c'), [1.0, 0.0], (('a', 'b'), ('c',)))
+    >>> print(caught[0].message)
+    not identifiable: inputs 'a', 'b' have identical rows (rank 2 < 3 inputs): no estimator can split that mass from the reports; estimated instead: the total mass of each group of identical inputs (2 inputs in 1 group: a+b); --method mmse splits it by a prior
     """
     if method not in ESTIMATE_METHODS:
         raise InputError("method", f"must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
+    check_postprocess(postprocess)
     Q = as_channel(Q)
     k, m = Q.shape
     c = _as_counts(counts, m)
@@ -203,7 +247,25 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
     n = float(c.sum())
     notes: list[str] = []
     ident = identifiability(Q)
-    if method == "mmse":
+    groups: tuple[tuple[str, ...], ...] = ()
+    plan = None
+    if not ident.identifiable and method != "mmse":
+        plan = plan_groups(Q, names, ident)
+        names, groups = plan.names, plan.members
+        notes.append(plan.why)
+        warnings.warn(plan.why, IdentifiabilityWarning, stacklevel=2)
+        k = len(names)
+        if plan.channel is not None:  # identical rows: the group channel, every estimator applies
+            Q, plan = plan.channel, None
+    invert = None
+    if plan is not None:  # general groups: a linear functional of the report frequencies
+        p, cov, lam, kind = group_estimate(Q, c, plan, method)
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        M, offset = plan.linear, plan.offset
+
+        def invert(F: np.ndarray) -> np.ndarray:
+            return F @ M.T + offset
+    elif method == "mmse":
         if prior is None:
             raise InputError("prior", "method 'mmse' needs a prior: the distribution each user's input is "
                                       "drawn from (the mechanism's design prior, or --prior)")
@@ -219,11 +281,7 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
                      f"{int(n)} users if each input was drawn from the prior; they are only as good as the prior")
         if not ident.identifiable:
             notes.append(ident.describe(names) + "; that mass is split as the prior splits it")
-    else:
-        if not ident.identifiable:
-            raise NotIdentifiableError(
-                f"not identifiable: {ident.describe(names)}; use method 'mmse' with a prior to split it by the "
-                "prior, or a mechanism designed for estimation (objective estimation_variance)")
+    else:  # identifiable here: plan_groups raised otherwise
         freq = c / n
         if method == "em":
             p = estimate_em(Q, c)
@@ -234,18 +292,33 @@ def estimate_counts(Q: ArrayLike, counts: ArrayLike, *, method: str = "em", leve
             cov = _inversion_covariance(Q, freq, n)
             kind = "wald (inversion covariance)"
         se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if postprocess != "none" and method in ("inversion", "projected"):
+        p = _postprocess(p, postprocess)
+        how = postprocess if method == "inversion" else "simplex"  # projected: on the simplex already
+        if invert is None:
+            fitted = p @ Q  # the multinomial fitted to the post-processed estimate
+
+            def invert(F: np.ndarray) -> np.ndarray:
+                return inversion_rows(Q, F)
+        else:
+            fitted = c / n  # general groups: the report frequencies (no channel maps the group masses)
+        se, lo, hi = bootstrap(fitted, int(round(n)), invert, how, float(level), resamples=resamples, seed=seed)
+        kind = f"percentile bootstrap ({check_resamples(resamples)} parametric resamples, seed {seed})"
+        return Estimate(names, int(round(n)), method, p, se, lo, hi, float(level), kind, np.ones(k, bool),
+                        tuple(notes), postprocess, groups)
+    if postprocess != "none":
+        notes.append(f"the {method} estimate lies in the simplex already: {postprocess} leaves it unchanged")
     raw_lo, raw_hi = p - z * se, p + z * se
     reliable = (raw_lo >= 0.0) & (raw_hi <= 1.0)
     if method == "em":
         reliable &= p > 0
     if not reliable.all():
-        bad = [x for x, ok in zip(names, reliable) if not ok]
-        shown = ", ".join(repr(x) for x in bad[:6]) + (" ..." if len(bad) > 6 else "")
+        shown = summarize_labels([x for x, ok in zip(names, reliable) if not ok])
         notes.append(f"* near the simplex boundary ({shown}): the normal approximation behind the interval "
                      "fails there (the estimate is constrained to [0, 1]); the interval is clipped and only "
                      "indicative — collect more reports")
     return Estimate(names, int(round(n)), method, p, se, np.clip(raw_lo, 0.0, 1.0), np.clip(raw_hi, 0.0, 1.0),
-                    float(level), kind, reliable, tuple(notes))
+                    float(level), kind, reliable, tuple(notes), postprocess, groups)
 
 
 def parse_counts_csv(text: str, outputs: Sequence[str], *, source: str = "counts") -> np.ndarray:
@@ -327,7 +400,8 @@ def _doc_of(mechanism: Any) -> dict:
 
 def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
              counts: Mapping[str, int] | ArrayLike | None = None, method: str = "em", level: float = 0.95,
-             prior: ArrayLike | None = None) -> Estimate:
+             prior: ArrayLike | None = None, postprocess: str = "none", resamples: int = BOOTSTRAP_RESAMPLES,
+             seed: int | None = BOOTSTRAP_SEED) -> Estimate:
     """Estimate the input distribution from reports of a mechanism, with intervals.
 
     Parameters
@@ -338,7 +412,7 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
         Output labels, one per report.
     counts : mapping or array_like, optional, keyword-only
         Instead of ``reports``: ``{output label: count}`` or one count per output.
-    method, level, prior : keyword-only
+    method, level, prior, postprocess, resamples, seed : keyword-only
         As :func:`estimate_counts`; the ``mmse`` prior defaults to the mechanism's design
         prior (``objective.prior``).
 
@@ -385,7 +459,7 @@ def estimate(mechanism: Any, reports: Sequence[str] | None = None, *,
     if method == "mmse" and prior is None:
         prior = (doc.get("objective") or {}).get("prior")
     return estimate_counts(np.array(doc["matrix"], dtype=float), c, method=method, level=level, prior=prior,
-                           labels=doc["inputs"])
+                           labels=doc["inputs"], postprocess=postprocess, resamples=resamples, seed=seed)
 
 
 def _csv_cell(label: Any) -> str:
