@@ -225,7 +225,7 @@ _TOP_GROUPS = {
     "interface": {"__init__", "cli", "_batch", "_plots", "_target_error"},
     "dispatch": {"_solve", "_solve_design", "_settle", "_fallback", "_export"},
     "client": {m.split(".")[-1] for m in STDLIB_CLIENT} | {"_words"},
-    "problem": {"_problem", "_custom", "geo", "_geo_baselines", "_units"},
+    "problem": {"_problem", "_custom", "geo", "_geo_baselines", "_street", "_units"},
     "models": {"_model", "_model_bound", "_sublinear", "_leakage", "_identifiability", "_baselines",
                "_closed_form_report"},
 }

@@ -124,9 +124,13 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
     if floor_note:
         # the solver's own words (e.g. "the bound is not within the gap") described the bound replaced here
         message = f"{floor_note}; {message}" if (message and not closed) else floor_note
-    if proven and not closed and not message:
-        message = ("no bound could be proven" if gap is None else
-                   f"the proven gap {gap:.3g} is above the optimality tolerance {rel_gap:g} (relative)")
+    if proven and not closed and "proven gap" not in message:
+        # one gap, the exported channel's: the same as the summary line's (and the progress lines')
+        rel = None if gap is None else gap / max(abs(after), objective_scale(obj), 1e-300)
+        final = ("no bound could be proven" if gap is None else
+                 f"the proven gap {gap:.3g} ({rel:.2e} relative) is above the optimality tolerance {rel_gap:g} "
+                 "(relative)")
+        message = f"{message}; {final}" if message else final
     res = finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
                                                stats))
     scale = max(abs(after), objective_scale(obj))

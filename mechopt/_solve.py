@@ -9,7 +9,10 @@ set (:mod:`mechopt._settle`; the estimation design's path in :mod:`mechopt._solv
 from __future__ import annotations
 
 import math
+import re
 import time
+from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 
@@ -20,7 +23,7 @@ from ._problem import Problem, load_problem
 from ._result import SolveResult
 from ._threads import blas_threads, solver_threads
 from ._settle import constant_fallback, fail, finish, noted, settle
-from .solvers._outcome import LABELED_REL_GAP, LabeledSolution, Progress
+from .solvers._outcome import LABELED_REL_GAP, LabeledSolution, Progress, memory_mb, progress_reports
 from .solvers.labeled._lp import solve_labeled
 from .solvers.free._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
 from .solvers.free._rays import (MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions,
@@ -37,7 +40,7 @@ METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", 
 LABELED_RETRY_MAX_VARIABLES = 40_000
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
-          reduce: bool = True, quiet: bool = False, progress: bool | None = None,
+          reduce: bool = True, quiet: bool = False, progress: "bool | None | Callable" = None,
           time_limit: float | None = None) -> SolveResult:
     """Find the optimal channel for a problem, repair it to exact feasibility, verify it.
 
@@ -64,6 +67,13 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         Use the constraint reductions (clique groups, implied pairs, components).
     quiet : bool
         No progress display.
+    progress : bool or callable, optional
+        ``True``/``False``: draw progress whatever ``quiet`` says. A callable receives
+        every progress report of a long solve as a
+        :class:`~mechopt.solvers._outcome.ProgressRecord` (the method running, its
+        iteration, value, bound and gap in the problem's units, elapsed seconds, memory);
+        the display then follows ``quiet``. On a terminal the line is redrawn in place;
+        otherwise a line is written every 10 s (``MECHOPT_PROGRESS_INTERVAL``).
     time_limit : float, optional
         Seconds for the labeled LP, or for the column generation of free outputs (which
         then returns its channel with status ``"feasible"`` and the proven gap). The decomposition then returns its best mechanism
@@ -74,7 +84,8 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
     -------
     SolveResult
         ``status`` is ``"optimal"`` for a proven, verified optimum. A solver failure
-        is a status with a message, never an exception.
+        is a status with a message, never an exception. ``stats["peak_memory_mb"]`` is the
+        process's peak resident memory at the end of the solve (``getrusage`` ``ru_maxrss``).
 
     Raises
     ------
@@ -99,12 +110,14 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         from .solvers.backends._adapters import get_backend
 
         get_backend(backend)  # an unknown back-end is bad input, raised before any solving
-    show = (not quiet) if progress is None else progress
+    callback = progress if callable(progress) else None
+    show = True if callback is not None else ((not quiet) if progress is None else bool(progress))
+    display = (not quiet) if callback is not None else show
     threads = blas_threads()  # a bad MECHOPT_BLAS_THREADS is bad input, raised before any solving
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
-        with solver_threads(threads):
+        with solver_threads(threads), progress_reports(callback, display):
             if problem.free_outputs:
                 result = _solve_free(problem, backend, method, show, timings, time_limit)
             else:
@@ -112,6 +125,13 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
                                         show=show)
         if isinstance(result.stats, dict):
             result.stats.setdefault("blas_threads", threads)
+            peak = memory_mb()[1]
+            if peak is not None:
+                result.stats["peak_memory_mb"] = round(peak, 1)
+            if result.gap is not None and result.objective is not None:
+                # the relative gap the status was judged by (mechopt._settle.finish)
+                result.stats["relative_gap"] = result.gap / max(abs(result.objective),
+                                                                objective_scale(problem.objective), 1e-300)
         return result
     except InputError:
         raise
@@ -156,7 +176,8 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     if method not in ("auto", "decompose", "ipm", "relax", "lp"):
         raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose', 'ipm', "
                          "'relax' or 'lp'")
-    bar = Progress("decomposition", enabled=None if show else False)
+    bar = Progress("labeled LP", enabled=None if show else False, offset=ext.offset if ext is not None else 0.0,
+                   scale=objective_scale(obj))
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
                         square=square, prior=obj.prior, loss=obj.loss,
                         gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), extend=ext and ext.extend, method=method, time_limit=time_limit,
@@ -182,9 +203,12 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
                 sol = LabeledSolution(first.status, None, None, retried, dict(first.stats))
     timings["solve"] = time.perf_counter() - t
     if sol.status == "feasible" and sol.Q is not None:
-        # stopped by the time limit with a proven bound: the gap decides the status
-        return finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
-                      rel_gap=LABELED_REL_GAP, message=sol.message)
+        # stopped by the time limit with a proven bound: the gap decides the status. The
+        # solver's own gap is the one before the repair: the answer states its final gap
+        note = _without_gap(sol.message)
+        res = finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
+                     rel_gap=LABELED_REL_GAP, message=note)
+        return replace(res, message="") if res.status == "optimal" and res.message == note else res
     if sol.status != "optimal":
         if ext is not None and ext.constraints:
             # the extra constraints may exclude every channel: the constant one may not be a way out
@@ -225,6 +249,21 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
             return res
         return noted(fb, retried)
     return noted(res, retried)
+
+
+def _without_gap(message: str) -> str:
+    """A solver's message without its own gaps (before the repair, relative to its own scale).
+
+    The answer states one gap, its exported channel's (:func:`mechopt._settle.finish`).
+
+    >>> _without_gap("time limit: 1 of 2 relaxations; relaxations of 2 budget thresholds: proven relative gap 1.89e-02")
+    'time limit: 1 of 2 relaxations; relaxations of 2 budget thresholds'
+    >>> _without_gap("iteration limit at relative gap 1.7e-07; proven relative gap 1.68e-07")
+    'iteration limit'
+    """
+    out = re.sub(r"(:\s*|;\s*|^)proven relative gap [-+0-9.e]+", "", message)
+    out = re.sub(r"\s+at relative gap [-+0-9.e]+", "", out)
+    return out.strip("; ")
 
 
 def _colgen_kind(problem: Problem) -> tuple[str, float, np.ndarray] | None:
@@ -287,7 +326,8 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
                              "the objective's")
         kind, eps, P = cg
         t = time.perf_counter()
-        bar = Progress("column generation", enabled=None if show else False)
+        offset, sign = offset_sign(obj)
+        bar = Progress("colgen", enabled=None if show else False, offset=offset, sign=sign, scale=objective_scale(obj))
 
         def run(engine: str):
             if kind == "lip-separable":

@@ -46,6 +46,8 @@ def _cmd_solve(args) -> int:
         result = solve(args.problem, backend=args.backend, method=args.method, quiet=args.quiet,
                        reduce=not args.no_reduce, time_limit=args.time_limit)
     if not result.ok:
+        if args.json:
+            print(json.dumps(_solve_json(result, None), indent=1))
         print(f"mechopt: {result.status}: {result.message}", file=sys.stderr)
         return 1
     mech = replace(result.mechanism, memoize=True) if args.memoize else result.mechanism
@@ -54,7 +56,10 @@ def _cmd_solve(args) -> int:
     note = result.message.split("; the channel cannot identify")[0].split("the channel cannot identify")[0]
     if note.strip("; "):
         print(f"mechopt: note: {note.strip('; ')}", file=sys.stderr)
-    print(result.summary() + f" -> {args.output}")
+    if args.json:
+        print(json.dumps(_solve_json(result, args.output), indent=1))
+    else:
+        print(result.summary() + f" -> {args.output}")
     ident = mech.certificate.get("identifiability", {})
     if ident and not ident.get("identifiable", True):
         from ._identifiability import identifiability
@@ -69,6 +74,27 @@ def _cmd_solve(args) -> int:
         print(f"mechopt: note: dropped {dropped['count']} output(s) of total mass {dropped['mass']:.2g} "
               f"({summarize_labels(dropped['labels'])}); recorded in the certificate", file=sys.stderr)
     return 0
+
+
+def _solve_json(result, output: str | None) -> dict:
+    """``solve --json``: the status, the objective, its bound and gap (absolute and relative), timings, stats."""
+
+    def clean(v):
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if hasattr(v, "item") and getattr(v, "ndim", 1) == 0:
+            v = v.item()
+        if isinstance(v, float):
+            return v if v == v and abs(v) != float("inf") else None
+        return v if isinstance(v, (str, int, bool)) or v is None else str(v)
+
+    kind = result.mechanism.objective.get("kind") if result.mechanism is not None else None
+    return clean({"status": result.status, "objective": kind, "value": result.objective, "bound": result.bound,
+                  "gap": result.gap,
+                  "relative_gap": result.stats.get("relative_gap"), "message": result.message, "output": output,
+                  "timings": result.timings, "stats": result.stats})
 
 
 def _cmd_verify(args) -> int:
@@ -297,6 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "mechanism found so far is exported with "
                         "status feasible and its proven gap")
     s.add_argument("--quiet", action="store_true", help="no progress display (the one-line summary is still printed)")
+    s.add_argument("--json", action="store_true",
+                   help="print the result as JSON (status, value, bound, gap, timings, solver statistics with "
+                        "peak_memory_mb) instead of the summary line")
     s.set_defaults(func=_cmd_solve)
 
     v = sub.add_parser("verify", help="re-verify a mechanism file exactly and check its hash", epilog=_DOCS)

@@ -1,9 +1,12 @@
 """Location privacy without hand-written matrices: places, distances, priors, baselines, maps.
 
-* :class:`Places` — places given as a grid, planar ``x, y`` or latitude/longitude; they
-  give distances (``euclidean``, ``manhattan``, ``haversine`` in km), the edges of a
-  grid (Manhattan distance is the shortest path over them, so metric privacy needs only
-  those edges) and losses (the distances, ``squared`` = squared Euclidean, ``hamming``).
+* :class:`Places` — places given as a grid, planar ``x, y``, latitude/longitude or the
+  nodes of a street graph (GraphML, :mod:`mechopt._street`); they give distances
+  (``euclidean``, ``manhattan``, ``haversine`` in km, ``network`` = shortest path along
+  the streets), the edges of a grid or a street graph (the distance is the shortest path
+  over them, so metric privacy needs only those edges) and losses (the distances,
+  ``squared`` = squared Euclidean, ``squared_network``, ``hamming``).
+* :func:`synthetic_city` — a reproducible street graph (perturbed blocks, avenues).
 * :func:`prior_from_counts` — a prior from check-in counts (a CSV ``label,count`` or a
   mapping).
 * :func:`expand_places` — the ``places:`` section of a problem file (SPEC §5
@@ -36,17 +39,22 @@ import numpy as np
 from ._errors import InputError
 from .notions import MetricLDP
 from ._validation import check_epsilon, check_finite
+from ._street import network_distances, read_street_graph, synthetic_city  # noqa: F401
 from ._geo_baselines import (bayesian_remap, exact_baseline, exponential_mechanism, geo_baselines,  # noqa: F401
                              planar_laplace)
 
 EARTH_RADIUS_KM = 6371.0088
-DISTANCES = ("euclidean", "manhattan", "haversine")
-LOSSES = ("euclidean", "squared", "squared_euclidean", "manhattan", "haversine", "hamming")
+DISTANCES = ("euclidean", "manhattan", "haversine", "network")
+LOSSES = ("euclidean", "squared", "squared_euclidean", "manhattan", "haversine", "hamming", "network",
+          "squared_network")
 
 
 @dataclass(frozen=True)
 class Places:
-    """Named points: planar ``(x, y)`` or ``(lat, lon)`` in degrees.
+    """Named points: planar ``(x, y)`` or ``(lat, lon)`` in degrees; ``network``: street edges ``(a, b, length)``.
+
+    Places from a street graph without node coordinates have ``kind="graph"`` (only the
+    ``network`` distance).
 
     Examples
     --------
@@ -64,6 +72,7 @@ class Places:
     kind: str = "xy"  # "xy" | "latlon"
     shape: tuple[int, int] | None = None  # (rows, cols) for a grid
     spacing: float = 1.0
+    network: tuple | None = None  # undirected street edges (a, b, length) of a connected graph
 
     @classmethod
     def grid(cls, rows: int, cols: int, spacing: float = 1.0) -> "Places":
@@ -107,6 +116,23 @@ class Places:
             raise InputError("places.labels", "labels must be unique")
         return cls(labels, P, kind)
 
+    @classmethod
+    def from_graph(cls, graph: Any, weight: str = "length") -> "Places":
+        """The nodes of a street graph: a GraphML file name or a networkx graph (:mod:`mechopt._street`).
+
+        Examples
+        --------
+        >>> p = Places.from_graph(synthetic_city(30, seed=2))
+        >>> p.k, p.kind, float(p.distances("network")[0, 1]) == p.network[0][2]
+        (30, 'xy', True)
+        """
+        from ._street import street_graph
+
+        g = read_street_graph(graph, weight) if isinstance(graph, (str, Path)) else street_graph(graph, weight)
+        if g.coords is None:
+            return cls(g.labels, np.zeros((len(g.labels), 2)), "graph", network=g.edges)
+        return cls(g.labels, g.coords, "xy", network=g.edges)
+
     @property
     def k(self) -> int:
         return len(self.labels)
@@ -115,6 +141,12 @@ class Places:
         """The k x k distance matrix (``haversine``: great-circle km; needs latitude/longitude)."""
         if kind not in DISTANCES:
             raise InputError("distance", f"unknown distance {kind!r}; expected one of {list(DISTANCES)}")
+        if kind == "network":
+            if self.network is None:
+                raise InputError("distance", "network distances need places given as a street graph (graphml)")
+            return network_distances(self.k, self.network)
+        if self.kind == "graph":
+            raise InputError("distance", f"{kind!r} needs node coordinates (x, y); this graph has none: use network")
         if kind == "haversine":
             if self.kind != "latlon":
                 raise InputError("distance", "haversine needs places given as latlon")
@@ -181,6 +213,8 @@ class Places:
                              "or a matrix")
         if kind == "hamming":
             return 1.0 - np.eye(self.k)
+        if kind == "squared_network":
+            return self.distances("network") ** 2
         if kind in ("squared", "squared_euclidean"):
             with np.errstate(over="ignore"):
                 L = self.distances("haversine" if self.kind == "latlon" else "euclidean") ** 2
@@ -241,17 +275,28 @@ def prior_from_counts(counts: Any, places: Places, *, where: str = "objective.pr
 
 def places_from_spec(spec: Any, base: Path | None = None) -> Places:
     """``places: {grid: [rows, cols], spacing: s}`` | ``{xy: [[x, y], ...]}`` | ``{latlon: ...}``
-    (optional ``labels``) | ``{file: places.csv}`` (columns ``label,x,y`` or ``label,lat,lon``
-    with a header naming them)."""
+    (optional ``labels``) | ``{file: places.csv}`` (columns ``x,y`` or ``lat,lon`` with a header
+    naming them, and a ``label``, ``name`` or ``id`` column, else labels ``p0, p1, ...``) | ``{graphml: streets.graphml, weight: length}`` (a street
+    graph; ``weight`` names the edge length attribute, default ``length``)."""
     if not isinstance(spec, dict):
         raise InputError("places", f"must be a mapping (grid, xy, latlon or file), got {spec!r}")
-    allowed = {"grid", "spacing", "xy", "latlon", "labels", "file"}
+    allowed = {"grid", "spacing", "xy", "latlon", "labels", "file", "graphml", "weight"}
     extra = sorted(set(spec) - allowed)
     if extra:
         raise InputError(f"places.{extra[0]}", f"is not a places field (fields: {sorted(allowed)})")
-    given = [key for key in ("grid", "xy", "latlon", "file") if key in spec]
+    given = [key for key in ("grid", "xy", "latlon", "file", "graphml") if key in spec]
     if len(given) != 1:
-        raise InputError("places", "give exactly one of 'grid', 'xy', 'latlon' or 'file'")
+        raise InputError("places", "give exactly one of 'grid', 'xy', 'latlon', 'file' or 'graphml'")
+    if "weight" in spec and "graphml" not in spec:
+        raise InputError("places.weight", "is the edge length attribute of a 'graphml' street graph")
+    if "graphml" in spec:
+        weight = spec.get("weight", "length")
+        if not isinstance(weight, str) or not weight:
+            raise InputError("places.weight", f"must be the name of an edge attribute, got {weight!r}")
+        if not isinstance(spec["graphml"], str):
+            raise InputError("places.graphml", f"must be a file name, got {spec['graphml']!r}")
+        path = Path(spec["graphml"])
+        return Places.from_graph(base / path if base is not None and not path.is_absolute() else path, weight)
     if "grid" in spec:
         g = spec["grid"]
         if not isinstance(g, (list, tuple)) or len(g) != 2:
@@ -270,14 +315,18 @@ def places_from_spec(spec: Any, base: Path | None = None) -> Places:
         head = [h.strip().lower() for h in rows[0]]
         kind = "latlon" if "lat" in head else "xy"
         cols = ("lat", "lon") if kind == "latlon" else ("x", "y")
-        if "label" not in head or any(c not in head for c in cols):
-            raise InputError("places.file", f"needs a header with label,{cols[0]},{cols[1]}, got {rows[0]!r}")
-        il, i0, i1 = head.index("label"), head.index(cols[0]), head.index(cols[1])
+        name = next((h for h in ("label", "name", "id") if h in head), None)
+        if any(c not in head for c in cols):
+            raise InputError("places.file", f"needs a header with {cols[0]},{cols[1]} (and a label, name or id "
+                                            f"column), got {rows[0]!r}")
+        i0, i1 = head.index(cols[0]), head.index(cols[1])
         try:
             pts = [(float(r[i0]), float(r[i1])) for r in rows[1:]]
         except (ValueError, IndexError):
             raise InputError("places.file", "every row needs numeric coordinates") from None
-        return Places.from_xy(pts, [r[il].strip() for r in rows[1:]], kind=kind)
+        labels = None if name is None else [r[head.index(name)].strip() if head.index(name) < len(r) else ""
+                                            for r in rows[1:]]
+        return Places.from_xy(pts, labels, kind=kind)  # no label column: p0, p1, ... in file order
     kind = "latlon" if "latlon" in spec else "xy"
     return Places.from_xy(spec[kind], spec.get("labels"), kind=kind)
 
@@ -286,8 +335,9 @@ def expand_places(doc: dict, base: Path | None = None) -> dict:
     """Rewrite a problem document with a ``places:`` section into the plain form.
 
     ``inputs`` become the place labels; a ``metric`` notion may say
-    ``distance: euclidean | manhattan | haversine`` (or ``edges: grid``; on a grid
-    ``manhattan`` becomes the grid's edges), or ``spanner: delta`` (with a distance
+    ``distance: euclidean | manhattan | haversine | network`` (or ``edges: grid``; on a
+    grid ``manhattan`` becomes the grid's edges, on a street graph ``network`` becomes the
+    graph's edges), or ``spanner: delta`` (with a distance
     name) for spanner mode; ``objective.loss`` may name a distance or ``squared``, and
     ``objective.prior`` may be ``{counts: FILE.csv}`` or a mapping label -> count.
     """
@@ -342,13 +392,17 @@ def _metric_entry(p: dict, places: Places, where: str) -> dict:
             p["epsilon"] = _eps_over_delta(p.get("epsilon"), delta, where)
             p["edges"] = [[places.labels[a], places.labels[b], w] for a, b, w in edges]
             return p
+        if dist == "network" and places.network is not None:
+            p.pop("distance")
+            p["edges"] = [[places.labels[a], places.labels[b], w] for a, b, w in places.network]
+            return p
         if dist == "manhattan" and places.shape is not None:
             p.pop("distance")
             p["edges"] = [[places.labels[a], places.labels[b], w] for a, b, w in places.grid_edges()]
             return p
         p["distance"] = places.distances(dist).tolist()
     elif spanner_delta is not None:
-        raise InputError(f"{where}.spanner", "needs 'distance' named (euclidean, manhattan or haversine)")
+        raise InputError(f"{where}.spanner", "needs 'distance' named (euclidean, manhattan, haversine or network)")
     return p
 
 

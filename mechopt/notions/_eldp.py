@@ -476,8 +476,10 @@ class MetricLDP(Notion):
                     Em[a, b] = Em[b, a] = min(Em[a, b], self.epsilon * w)
             np.fill_diagonal(Em, 0.0)
             A, b = _eldp_rows(Em)
-        else:
-            A, b = _eldp_rows(E)
+            # the edges' budgets: their closure is E, and the pruning of implied pairs then
+            # looks at the edges only (a street graph of 2 000 places: 7 600 pairs, not 4 million)
+            return ColumnConstraints(k, A, b, eldp=Em)
+        A, b = _eldp_rows(E)
         return ColumnConstraints(k, A, b, eldp=E)
 
     def achieved(self, Q: np.ndarray) -> float:

@@ -1,4 +1,4 @@
-"""What a solver route hands back to the dispatcher, and the progress display it may show.
+"""What a solver route hands back to the dispatcher (and the progress display it may show: :mod:`._progress`).
 
 A route never repairs, verifies or sets a status: it returns a :class:`Candidate` (a
 channel with the bound it proved), a :class:`FamilyCandidate` (a structured family too
@@ -9,18 +9,18 @@ channel and decides ``optimal`` / ``feasible`` / ``error`` (as cvxpy's solvers r
 answer of the labeled LP and the metric routes, before the dispatcher turns it into a
 candidate.
 
-May import: numpy and the standard library. Nothing of mechopt.
+May import: numpy, the standard library and :mod:`mechopt.solvers._progress`.
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
+
+from ._progress import Progress, ProgressRecord, memory_mb, progress_reports  # noqa: F401
 
 #: a labeled LP's answer is "optimal" when the proven gap is at most this (relative, see the dispatcher's finish)
 LABELED_REL_GAP = 1e-7
@@ -99,30 +99,3 @@ class LabeledSolution:
     message: str
     stats: dict
     bound: float = -math.inf  # a safe lower bound on the optimum
-
-
-class Progress:
-    """A one-line progress display on stderr; silent when quiet or not a TTY."""
-
-    def __init__(self, label: str, *, enabled: bool | None = None, stream: Any = None):
-        self.stream = stream or sys.stderr
-        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
-        self.label = label
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-
-    def __call__(self, it: int, value: float, bound: float, size: int) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self.last < 0.2 and it > 0:
-            return
-        self.last = now
-        self.stream.write(f"\r{self.label}: iteration {it}, value {value:.8g}, bound {bound:.8g}, "
-                          f"{size} columns, {now - self.t0:.1f} s   ")
-        self.stream.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()

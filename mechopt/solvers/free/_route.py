@@ -100,7 +100,8 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
 
     obj = problem.objective
     t = time.perf_counter()
-    bar = Progress("column generation", enabled=None if show else False)
+    offset, sign = offset_sign(obj)  # the progress lines in the objective's units
+    bar = Progress("colgen", enabled=None if show else False, offset=offset, sign=sign, scale=objective_scale(obj))
     limit = FREE_TIME_LIMIT if time_limit is None else float(time_limit)
     # the loop's own target sits below the export's so that the repair's cost fits in it
     res = column_generation(obj, cs, rel_gap=0.5 * RAYS_REL_GAP, scale_floor=objective_scale(obj), time_limit=limit,

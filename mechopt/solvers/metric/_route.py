@@ -301,6 +301,7 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     (and no IPM or relaxation answer) this returns None and the caller's LP runs on it.
     """
     from .._outcome import LabeledSolution
+    from .._progress import named
     from ._decompose import solve_metric_lp
 
     t0 = time.perf_counter()
@@ -312,11 +313,11 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     runs: list[tuple[str, MetricLPResult]] = []
     tl = None if time_limit is None else max(time_limit - t_build, 0.0)
     if use_ipm:
-        runs.append(("ipm", solve_metric_ipm(E, cost, rel_gap=rel_gap, time_limit=tl, progress=progress)))
+        runs.append(("ipm", solve_metric_ipm(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "ipm"))))
     elif method == "relax" or (method == "auto" and k >= RELAX_MIN_K):
         thetas = relaxation_levels(E, m, RELAX_LEVELS)
         if thetas or method == "relax":
-            runs.append(("relax", solve_metric_relaxed(E, cost, rel_gap=rel_gap, time_limit=tl, progress=progress,
+            runs.append(("relax", solve_metric_relaxed(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "relax"),
                                                        thetas=thetas)))
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     # after a relaxation the decomposition is not tried: on such metrics it reached no
@@ -327,7 +328,7 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
         if not runs:
             return None  # the requested back-end solves the whole LP
     elif decompose:
-        runs.append(("decompose", solve_metric_lp(E, cost, time_limit=left, progress=progress)))
+        runs.append(("decompose", solve_metric_lp(E, cost, time_limit=left, progress=named(progress, "decompose"))))
     good = [(name, r) for name, r in runs if r.Q is not None]
     if not good:
         name, r = runs[-1]
