@@ -8,6 +8,8 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mechopt
 from mechopt._errors import InputError
@@ -112,6 +114,18 @@ def test_bound_holds_against_exact_enumeration_random_channel(seed):
     for n in (3, 4):
         for eps in (0.25 * eps0, 0.5 * eps0):
             assert exact_delta(Q, n, eps) <= shuffle_delta(Q, n, eps)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 3), st.integers(2, 3), st.integers(2, 4), st.floats(0.05, 0.9),
+       st.lists(st.floats(0.0, 1.0), min_size=9, max_size=9))
+def test_bound_holds_on_random_small_channels(k, m, n, frac, entries):
+    """Law: for any channel (zeros allowed), the bound is above the exact δ of every neighbouring pair."""
+    Q = np.array(entries[: k * m]).reshape(k, m) + 1e-3 * (np.arange(k * m).reshape(k, m) % 2)
+    Q /= Q.sum(axis=1, keepdims=True)
+    eps0 = local_epsilon(Q)
+    eps = frac * (eps0 if math.isfinite(eps0) else 3.0)
+    assert exact_delta(Q, n, eps) <= shuffle_delta(Q, n, eps) + 1e-15  # the enumeration's own rounding
 
 
 def test_a_channel_without_pure_ldp():

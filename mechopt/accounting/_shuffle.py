@@ -71,7 +71,7 @@ def _check_n(n: Any) -> int:
 @lru_cache(maxsize=64)
 def _clone_counts(n_others: int, rate: float) -> tuple[np.ndarray, np.ndarray, float]:
     """The support of ``K ~ Bin(n_others, rate)`` kept, its probabilities, and the mass cut off."""
-    if n_others == 0 or rate == 0:
+    if n_others == 0 or rate < 1e-200:  # a smaller clone rate is always valid; scipy overflows on subnormal ones
         return np.array([0]), np.array([1.0]), 0.0
     lo, hi = _support(n_others, rate)
     ks = np.arange(lo, hi + 1)
@@ -143,7 +143,8 @@ def _pair_splits(P0: np.ndarray, P1: np.ndarray, g: np.ndarray) -> list[_Split]:
     """The decompositions of the grid for the pair of rows ``(P0, P1)``; ``g`` the column minima of Q."""
     D = P0 - P1
     S = P0 + P1
-    beta = 0.5 * float(np.abs(D).sum())
+    # the total variation, as the larger of the two parts (their halves' mean loses a small β to rounding)
+    beta = max(float(D[D > 0].sum()), float(-D[D < 0].sum()))
     if beta <= 0:
         return []
     absd = np.abs(D)
@@ -162,7 +163,8 @@ def _pair_splits(P0: np.ndarray, P1: np.ndarray, g: np.ndarray) -> list[_Split]:
             if s < beta:
                 continue
             cap = s * gd
-            U = S / w
+            with np.errstate(over="ignore"):  # a tiny w: no cap from U where it overflows
+                U = S / w
             if w >= 1.0 - 1e-12:
                 r = min(cap, float(np.min(g[pos] / S[pos])))
             else:
@@ -174,7 +176,7 @@ def _pair_splits(P0: np.ndarray, P1: np.ndarray, g: np.ndarray) -> list[_Split]:
 def _largest_rate(U: np.ndarray, g: np.ndarray, cap: float) -> float:
     """Largest ``r <= cap`` with ``sum_y min(U_y, g_y / r) >= 2`` (a clone measure ``m <= U`` of mass 2)."""
     def mass(r: float) -> float:
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             return float(np.minimum(U, np.where(g > 0, g / r, 0.0)).sum()) if r > 0 else float(U[g > 0].sum())
 
     if cap <= 0 or mass(0.0) < 2 * (1 + 1e-12):
