@@ -147,6 +147,25 @@ class Mechanism:
         """Re-verify exactly against the file's own claims (or the given notions)."""
         return verify(self.matrix, self.notions if notions is None else notions)
 
+    # -- accounting (mechopt.accounting) ------------------------------------------
+    def shuffle_epsilon(self, n: int, delta: float) -> float:
+        """Central ε at ``delta`` after a shuffler mixes ``n`` users' reports (:func:`mechopt.accounting.shuffle_epsilon`)."""
+        from .accounting import shuffle_epsilon
+
+        return shuffle_epsilon(self.matrix, n, delta)
+
+    def shuffle_delta(self, n: int, epsilon: float) -> float:
+        """Central δ at ``epsilon`` after shuffling ``n`` reports (:func:`mechopt.accounting.shuffle_delta`)."""
+        from .accounting import shuffle_delta
+
+        return shuffle_delta(self.matrix, n, epsilon)
+
+    def pld(self, pair=None, value_discretization_interval: float = 1e-4):
+        """The ``dp_accounting`` privacy-loss distribution of a pair of inputs (default the worst pair; labels allowed)."""
+        from .accounting import privacy_loss_distribution
+
+        return privacy_loss_distribution(self, pair, value_discretization_interval)
+
     # -- files ---------------------------------------------------------------------
     def to_dict(self) -> dict:
         doc = {

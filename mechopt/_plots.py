@@ -237,6 +237,29 @@ def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path 
     if png is None:
         raise InputError("png", "a PNG file to write is required")
     data = tradeoff(problem, epsilons, scale=scale, notion=notion, baselines=baselines, progress=progress)
+    fig = tradeoff_figure(data, logx=logx, logy=logy)
+    fig.savefig(png, bbox_inches="tight")
+    plt.close(fig)
+    return data
+
+
+def _wrapped(label: str, width: int) -> str:
+    """An axis label on lines of at most ``width`` characters (a long unit must not run off the figure)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width)) or label
+
+
+def tradeoff_figure(data: dict, *, logx: bool = False, logy: bool = False):
+    """The matplotlib figure of :func:`tradeoff_plot` for the data of :func:`tradeoff` (the caller closes it).
+
+    Axis labels are wrapped to the axes' size, so a long unit stays inside the figure.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     for label, ys in data["curves"].items():
         if label.startswith("baseline: "):
@@ -249,15 +272,13 @@ def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path 
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(data["xlabel"])
-    ax.set_ylabel(data["ylabel"])
+    ax.set_xlabel(_wrapped(data["xlabel"], 80))
+    ax.set_ylabel(_wrapped(data["ylabel"], 40))
     ax.set_title("utility–privacy trade-off (solver optima; dashed: standard mechanisms)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(png)
-    plt.close(fig)
-    return data
+    return fig
 
 
 def plot_mechanism(mechanism, png: str | Path) -> None:

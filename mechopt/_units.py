@@ -27,14 +27,19 @@ def objective_unit(objective: Any) -> str:
     'nats'
     >>> objective_unit({"kind": "expected_loss", "loss": "hamming"})
     'probability of a wrong report'
+    >>> objective_unit({"kind": "expected_loss", "loss": [[0, 4], [4, 0]], "unit": "km²"})
+    'km²'
     """
     from .objectives import REGISTRY
 
     if isinstance(objective, str):
-        kind, loss = objective, None
+        kind, loss, unit = objective, None, None
     elif isinstance(objective, dict):
-        kind, loss = objective.get("kind"), objective.get("loss")
+        kind, loss, unit = objective.get("kind"), objective.get("loss"), objective.get("unit")
     else:
         kind, loss = objective.kind, getattr(objective, "loss_name", None)
+        unit = objective.param("unit") if hasattr(objective, "param") else None
+    if isinstance(unit, str) and unit:
+        return unit  # the loss's own unit (a loss between places: km, km²)
     t = REGISTRY.get(kind) if isinstance(kind, str) else None
     return "" if t is None else t.unit(loss)

@@ -206,6 +206,23 @@ class Places:
                     out.append((x, x + cols, self.spacing))
         return out
 
+    def loss_unit(self, kind: str = "squared") -> str:
+        """The unit of :meth:`loss` for people: km or km² between latitude/longitude places.
+
+        Examples
+        --------
+        >>> Places.from_xy([[48.85, 2.35], [48.86, 2.36]], kind="latlon").loss_unit("squared")
+        'km²'
+        >>> Places.grid(2, 2).loss_unit("manhattan")
+        'units of the coordinates'
+        """
+        if kind == "hamming":
+            return "probability of a wrong report"
+        squared = kind in ("squared", "squared_euclidean")
+        if self.kind == "latlon":
+            return "km²" if squared else "km"
+        return "squared units of the coordinates" if squared else "units of the coordinates"
+
     def loss(self, kind: str = "squared") -> np.ndarray:
         """A k x k loss between true and reported place."""
         if kind not in LOSSES:
@@ -360,6 +377,7 @@ def expand_places(doc: dict, base: Path | None = None) -> dict:
     if isinstance(obj, dict):
         obj = dict(obj)
         if isinstance(obj.get("loss"), str) and obj["loss"] in LOSSES and obj["loss"] != "hamming":
+            obj.setdefault("unit", places.loss_unit(obj["loss"]))
             obj["loss"] = places.loss(obj["loss"]).tolist()
         pr = obj.get("prior")
         if isinstance(pr, dict):

@@ -124,3 +124,19 @@ def test_the_bundled_quickstart_solves(capsys, tmp_path):
     code, out, err = run(capsys, "solve", ROOT / "problems" / "quickstart.yaml", "-o", tmp_path / "m.json", "--quiet")
     assert code == 0, err
     assert out.split(":")[0] in ("optimal", "feasible")
+    # built to report places, not to estimate frequencies: one note line, no warning
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mechopt: note: designed for expected_loss")
+    assert "warning" not in err
+
+
+def test_solve_help_lists_every_method(capsys):
+    from mechopt._solve import METHODS
+
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(m in text for m in METHODS), [m for m in METHODS if m not in text]
+    assert "--time-limit" in text
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    assert "`--time-limit S`" in doc and all(f"`{m}`" in doc for m in METHODS if m != "fw")

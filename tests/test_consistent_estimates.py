@@ -8,7 +8,7 @@ import math
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -25,12 +25,18 @@ def _in_simplex(p, atol=1e-12):
 
 @settings(max_examples=30, deadline=None)
 @given(VECTORS)
+@example(np.array([0.90625, 1.75, 1.0625]))  # CLARABEL answers 4.6e-5 away from the vertex face
 def test_projection_is_the_euclidean_projection_cvxpy(v):
     x = cp.Variable(v.size)
     cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [x >= 0, cp.sum(x) == 1]).solve(solver=cp.CLARABEL)
     p = project_simplex_rows(v)
     assert _in_simplex(p)
-    assert np.allclose(p, x.value, atol=1e-6)
+    # the interior-point answer is accurate to ~1e-4 only (CLARABEL's tolerances): made feasible,
+    # it is a point of the simplex, which the projection can never be farther from v than
+    xf = np.maximum(x.value, 0.0)
+    xf /= xf.sum()
+    assert np.sum((p - v) ** 2) <= np.sum((xf - v) ** 2) + 1e-12
+    assert np.allclose(p, x.value, atol=1e-3)
 
 
 @settings(max_examples=200, deadline=None)

@@ -133,3 +133,37 @@ def test_solve_summary_says_the_unit(tmp_path, capsys):
     assert main(["solve", "problems/ldp_mi.yaml", "-o", str(tmp_path / "m.json"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "mutual_information = " in out and "[nats]" in out
+
+
+def test_losses_between_latlon_places_print_in_km(tmp_path, capsys):
+    """A squared great-circle loss is in km², a haversine one in km (summary, trade-off axis, file)."""
+    base = {"places": {"latlon": [[48.85, 2.35], [48.86, 2.36], [48.87, 2.34]], "labels": ["a", "b", "c"]},
+            "outputs": "inputs", "privacy": [{"notion": "metric", "epsilon": 1.0, "distance": "haversine"}]}
+    for loss, unit in (("squared", "km²"), ("haversine", "km")):
+        path = tmp_path / f"{loss}.json"
+        path.write_text(json.dumps({**base, "objective": {"kind": "expected_loss", "loss": loss}}))
+        assert main(["solve", str(path), "-o", str(tmp_path / "m.json"), "--quiet"]) == 0
+        assert f"[{unit}]" in capsys.readouterr().out
+        assert json.loads((tmp_path / "m.json").read_text())["objective"]["unit"] == unit
+        assert mechopt.tradeoff(str(path), scale="1", baselines=False)["ylabel"] == f"expected_loss ({unit})"
+    with pytest.raises(mechopt.InputError, match="objective.unit"):
+        mechopt.load_problem({**base, "objective": {"kind": "expected_loss", "loss": "squared", "unit": 3}})
+    with pytest.raises(mechopt.InputError, match="objective.unit: is not a field"):
+        mechopt.load_problem({"k": 2, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                              "objective": {"kind": "mutual_information", "unit": "bits"}})
+
+
+def test_a_long_axis_label_stays_inside_the_tradeoff_figure():
+    import matplotlib.pyplot as plt
+
+    from mechopt._plots import tradeoff_figure
+
+    data = {"curves": {"ldp": [1.0, 0.5]}, "x": [1.0, 2.0], "axis": "epsilon", "xlabel": "ε of ldp",
+            "ylabel": "expected_loss (" + "a very long unit of the loss " * 4 + ")"}
+    fig = tradeoff_figure(data)
+    try:
+        fig.canvas.draw()
+        box = fig.axes[0].yaxis.label.get_window_extent(fig.canvas.get_renderer())
+        assert box.y0 >= 0 and box.y1 <= fig.bbox.height and box.x0 >= 0
+    finally:
+        plt.close(fig)

@@ -73,14 +73,32 @@ class BuiltinObjective(ObjectiveType):
 
 
 class LossObjective(BuiltinObjective):
-    """An objective on a loss matrix ``L`` (default ``hamming``), scaled by ``max |L|``."""
+    """An objective on a loss matrix ``L`` (default ``hamming``), scaled by ``max |L|``.
+
+    ``unit`` (optional, a short text such as ``"km²"``) names the loss's unit for people;
+    the places of :mod:`mechopt.geo` set it for the losses they build.
+    """
 
     uses_loss = True
+    fields = BuiltinObjective.fields | {"unit"}
 
     def parse_more(self, spec: dict, prior: np.ndarray, values, ctx: Context) -> dict:
         outputs = ctx.inputs if self.outputs == "free" else ctx.outputs
         loss = loss_matrix_of(spec.get("loss", "hamming"), ctx.inputs, outputs, values, "objective.loss")
-        return {"loss": loss, "loss_name": spec.get("loss", "hamming")}
+        out: dict[str, Any] = {"loss": loss, "loss_name": spec.get("loss", "hamming")}
+        if "unit" in spec:
+            unit = spec["unit"]
+            if not isinstance(unit, str) or not unit.strip() or len(unit) > 60:
+                raise InputError("objective.unit", f"must be a short text naming the loss's unit (at most 60 "
+                                                   f"characters), got {unit!r}")
+            out["params"] = (("unit", unit.strip()),)
+        return out
+
+    def to_spec(self, obj: Objective) -> dict:
+        out = super().to_spec(obj)
+        if obj.param("unit") is not None:
+            out["unit"] = obj.param("unit")
+        return out
 
     def scale(self, obj: Objective) -> float:
         return float(np.max(np.abs(obj.loss))) if obj.loss is not None and obj.loss.size else 1.0
