@@ -234,8 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.reports < args.partitions or args.partitions < 2 or args.rounds < 1:
         ap.error("need --reports >= --partitions >= 2 and --rounds >= 1")
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
+    saved = dict(os.environ)  # starting a LocalCluster sets OMP_NUM_THREADS & co. here too (nproc would say 1)
     report = run(int(args.reports), args.partitions, args.rounds, Path(args.dir) / f"{int(args.reports)}",
                  args.scheduler)
+    os.environ.clear()
+    os.environ.update(saved)
     md = markdown(report)
     print(md)
     write_results("bench_counting", "counting", md, report, args.md, args.json, started, load_start)
