@@ -271,8 +271,11 @@ def approx_count(n: int) -> float | str:
     """A float for a count that fits one, else a string ``"2.12e+2612"`` (JSON-safe either way)."""
     if n < 10**300:
         return float(n)
-    digits = len(str(n)) - 1
-    return f"{int(str(n)[:3]) / 100:.2f}e+{digits}"
+    # no str(n): Python refuses int -> str beyond 4300 digits (C(10^5, d) has thousands)
+    shift = max(n.bit_length() - 64, 0)
+    lg = math.log10(n >> shift) + shift * math.log10(2)
+    digits = math.floor(lg)
+    return f"{math.floor(10 ** (lg - digits) * 100 + 1e-6) / 100:.2f}e+{digits}"
 
 
 # -- output labels -----------------------------------------------------------------------
