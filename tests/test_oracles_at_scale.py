@@ -27,12 +27,14 @@ against SPEC §3's printed 127.2), so the two must agree.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 import mechopt
+from mechopt.cli import main
 
 
 def oracle_risk(k: int, epsilon: float, d):
@@ -92,3 +94,40 @@ def test_symmetric_route_meets_the_block_design_optimum(k, epsilon):
     spec = res.mechanism.family_spec
     assert spec["kind"] == "subset_selection"
     assert [c["d"] for c in spec["mixture"]] == [d_star]
+
+
+# -- LIP estimation design beyond enumeration: the message names the way out -------------
+
+@pytest.fixture
+def lip100(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"k": 100, "outputs": "free",
+                                "privacy": [{"notion": "lip", "epsilon": 1, "prior": [0.01] * 100}],
+                                "objective": {"kind": "estimation_variance"}}))
+    return path
+
+
+@pytest.mark.parametrize("extra, rc, head", [
+    ((), 1, "mechopt: error: 6.3e31 LIP vertex candidates"),     # 100 · 2^99 = 6.34e31
+    (("--method", "colgen"), 2, "mechopt: method: about 6.3e31 extreme rays"),
+])
+def test_lip_design_at_k100_names_the_alternatives(lip100, tmp_path, capsys, extra, rc, head):
+    code = main(["solve", str(lip100), "-o", str(tmp_path / "m.json"), *extra])
+    out, err = capsys.readouterr()
+    assert code == rc
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(head)
+    for way_out in ("'ldp'", "'histogram_mse'", "'mutual_information'"):
+        assert way_out in err
+
+
+def test_the_named_alternatives_work():
+    # the message's k bound: 15 · 2^14 = 245 760 candidates are listed, 16 · 2^15 are not
+    res = mechopt.solve({"k": 15, "outputs": "free",
+                         "privacy": [{"notion": "lip", "epsilon": 1, "prior": [1 / 15] * 15}],
+                         "objective": {"kind": "estimation_variance"}})
+    assert res.status == "optimal"
+    res = mechopt.solve({"k": 100, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1}],
+                         "objective": {"kind": "estimation_variance"}})
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(oracle_optimum(100, 1.0)[1], rel=1e-9)

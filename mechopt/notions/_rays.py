@@ -68,6 +68,23 @@ def slice_candidates(P: np.ndarray, eps: float, chunk: int | None = None):
             yield j, others, Qo, (1.0 - P[others] @ Qo) / P[j]
 
 
+def count_words(n: int) -> str:
+    """A count as people read it: digits below a million, else two significant figures.
+
+    >>> count_words(100 * 2 ** 99), count_words(4096)
+    ('6.3e31', '4096')
+    """
+    if n < 10**6:
+        return str(n)
+    shift = max(n.bit_length() - 64, 0)  # no float(n) or str(n): both fail on huge counts
+    lg = math.log10(n >> shift) + shift * math.log10(2)
+    exp = math.floor(lg)
+    mant = round(10 ** (lg - exp), 1)
+    if mant >= 10:
+        mant, exp = 1.0, exp + 1
+    return f"{mant}e{exp}"
+
+
 def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
     """Vertices of ``{q : P·q = 1, e^-eps <= q <= e^eps}`` (LIP cone slice)."""
     P = np.asarray(prior, dtype=float)
@@ -75,7 +92,10 @@ def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
     lo, hi = math.exp(-eps), math.exp(eps)
     count = k * 2 ** (k - 1)
     if count > MAX_ENUMERATED:
-        raise SolverError(f"{count} LIP vertex candidates are too many to enumerate")
+        top = max(m for m in range(1, 64) if m * 2 ** (m - 1) <= MAX_ENUMERATED)
+        raise SolverError(f"{count_words(count)} LIP vertex candidates (k·2^(k-1)) are too many to enumerate "
+                          f"(k <= {top} is listed); instead use notion 'ldp' (implicit pricing), or "
+                          "objective kind 'histogram_mse' or 'mutual_information' (LIP pricing on free outputs)")
     out = []
     # all coordinates at bounds (no free one), then one free coordinate j
     for bits in itertools.product((0.0, 1.0), repeat=k):

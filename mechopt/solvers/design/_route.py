@@ -155,8 +155,12 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         estimate = ray_count_estimate(notions, k)
         if estimate is not None and estimate > MAX_ENUMERATED:
             if strict:
-                raise InputError("method", f"about {estimate} extreme rays: column generation over listed rays "
-                                 "needs them enumerated (implicit pricing exists for LDP only)")
+                from ...notions._rays import count_words
+
+                raise InputError("method", f"about {count_words(estimate)} extreme rays: column generation over "
+                                 "listed rays needs them enumerated; implicit pricing exists for notion 'ldp' "
+                                 "(use it, or a smaller k, or objective kind 'histogram_mse' or "
+                                 "'mutual_information', which price LIP on free outputs)")
             return None
         V, inv, V_bound = relaxed_rays(problem, notions)
         if V.shape[1] == 0:
