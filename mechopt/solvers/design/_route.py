@@ -159,8 +159,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
 
                 raise InputError("method", f"about {count_words(estimate)} extreme rays: column generation over "
                                  "listed rays needs them enumerated; implicit pricing exists for notion 'ldp' "
-                                 "(use it, or a smaller k, or objective kind 'histogram_mse' or "
-                                 "'mutual_information', which price LIP on free outputs)")
+                                 "(use it, or a smaller k, or objective kind 'histogram_mse' or 'mutual_information', "
+                                 "which price LIP on free outputs; give them a time limit)")
             return None
         V, inv, V_bound = relaxed_rays(problem, notions)
         if V.shape[1] == 0:
