@@ -127,30 +127,17 @@ def read_street_graph(path: str | Path, weight: str = "length") -> StreetGraph:
 def network_distances(k: int, edges: Any) -> np.ndarray:
     """The ``k x k`` shortest-path distances over undirected ``(a, b, length)`` edges.
 
+    The same metric as a metric-privacy notion given by edges
+    (:func:`mechopt.notions._eldp.edge_distances`).
+
     Examples
     --------
     >>> network_distances(3, [(0, 1, 1.0), (1, 2, 2.0), (0, 2, 5.0)]).tolist()
     [[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]]
     """
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import dijkstra
+    from .notions._eldp import edge_distances
 
-    if not len(edges):
-        D = np.full((k, k), math.inf)
-        np.fill_diagonal(D, 0.0)
-        return D
-    best: dict[tuple[int, int], float] = {}
-    for a, b, w in edges:
-        if a != b:
-            key = (min(int(a), int(b)), max(int(a), int(b)))
-            best[key] = min(float(w), best.get(key, math.inf))
-    if not best:
-        return network_distances(k, ())
-    a, b = np.array(list(best), dtype=np.int64).T
-    w = np.array(list(best.values()))
-    # one entry per pair and direction: explicit zero lengths stay edges (csgraph keeps stored zeros)
-    G = sp.csr_matrix((np.concatenate([w, w]), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(k, k))
-    return dijkstra(G, directed=True)
+    return edge_distances(k, edges)
 
 
 def synthetic_city(n_nodes: int, seed: int = 0, *, block: float = 0.1) -> Any:

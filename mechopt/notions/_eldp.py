@@ -433,23 +433,7 @@ class MetricLDP(Notion):
     def distances(self, k: int) -> np.ndarray:
         if self.distance is not None:
             return np.asarray(self.distance)
-        import scipy.sparse as sp
-        from scipy.sparse.csgraph import dijkstra
-
-        # the shortest edge per unordered pair; explicit zeros stay edges (csgraph keeps them)
-        W: dict[tuple[int, int], float] = {}
-        for a, b, w in self.edges:
-            key = (min(a, b), max(a, b))
-            if a != b:
-                W[key] = min(float(w), W.get(key, INF))
-        if not W:
-            D = np.full((k, k), INF)
-            np.fill_diagonal(D, 0.0)
-            return D
-        r, c = np.array(list(W), dtype=np.int64).T
-        v = np.array(list(W.values()))
-        G = sp.csr_matrix((np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), shape=(k, k))
-        return dijkstra(G, directed=False)
+        return edge_distances(k, self.edges)
 
     def ldp_equivalent(self, k: int) -> float:
         """ε-LDP at ε times the shortest distance implies ε-metric privacy (``inf``: no finite distance)."""
@@ -525,3 +509,33 @@ def _relaxed_matrix(E: np.ndarray, k: int, cap: float, notion: Notion) -> Notion
     if not np.isfinite(E[~np.eye(k, dtype=bool)]).any():
         return None
     return ELDP(E)
+
+
+def edge_distances(k: int, edges) -> np.ndarray:
+    """The ``k x k`` shortest-path distances over undirected ``(a, b, length)`` edges (Dijkstra).
+
+    The shortest edge per unordered pair is kept; explicit zero lengths stay edges.
+
+    Examples
+    --------
+    >>> edge_distances(3, [(0, 1, 1.0), (1, 2, 2.0), (0, 2, 5.0)]).tolist()
+    [[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]]
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import dijkstra
+
+    W: dict[tuple[int, int], float] = {}
+    for a, b, w in edges:
+        a, b = int(a), int(b)
+        if a != b:
+            key = (min(a, b), max(a, b))
+            W[key] = min(float(w), W.get(key, INF))
+    if not W:
+        D = np.full((k, k), INF)
+        np.fill_diagonal(D, 0.0)
+        return D
+    r, c = np.array(list(W), dtype=np.int64).T
+    v = np.array(list(W.values()))
+    # one entry per pair and direction (csgraph keeps stored zeros)
+    G = sp.csr_matrix((np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), shape=(k, k))
+    return dijkstra(G, directed=True)
