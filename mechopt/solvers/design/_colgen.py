@@ -351,8 +351,7 @@ class _DesignPricer:
         k, X, rel_gap = len(p0), mm.X, self.rel_gap
         lower = None
         red = pricer.values(X, H, m.y, p0)
-        starts = np.vstack([X[mm.supp | (red > -1e-3 * m.value)], (self.rng.random((100, k)) < 0.27).astype(float)])
-        starts = starts[(starts.sum(axis=1) > 0) & (starts.sum(axis=1) < k)]
+        starts = np.vstack([X[mm.supp | (red > -1e-3 * m.value)], pricer.random_starts(self.rng, 100)])
         hx, hv = pricer.heuristic(starts, H, m.y, p0)
         known = {row.tobytes() for row in X}
         order = np.argsort(-hv)
