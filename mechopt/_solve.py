@@ -308,7 +308,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     from .objectives import ESTIMATION_VARIANCE
 
     if obj.type is ESTIMATION_VARIANCE:
-        return _solve_design(problem, method, show, timings)
+        return _solve_design(problem, method, show, timings, time_limit)
     from .solvers.free._route import route
 
     routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen

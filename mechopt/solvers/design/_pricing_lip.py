@@ -84,14 +84,14 @@ class LipDesignPricer:
     def initial(self, p0: np.ndarray, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
         """The constant column (a feasible design) and the vertices of random directions."""
         k = self.k
-        size = min(600, 3 * k) if size is None else size
+        size = 600 if size is None else size
         rows = [np.ones(k)]
         # each input raised alone and lowered alone: the design identifies every input
-        for x in range(k):
+        for x, a in enumerate(self._directions(rng, k)):
             e = np.zeros(k)
-            e[x] = 1.0
-            rows += [self.vertex(e), self.vertex(-e)]
-        rows += [self.vertex(a) for a in rng.normal(size=(max(0, size - 2 * k), k))]
+            e[x] = 1e3 * float(np.abs(a).max())
+            rows += [self.vertex(a + e), self.vertex(a - e)]
+        rows += list(self.random_starts(rng, max(0, size - 2 * k)))
         return np.unique(np.array(rows), axis=0)
 
     def values(self, X: np.ndarray, H, y, p0) -> np.ndarray:
@@ -122,8 +122,13 @@ class LipDesignPricer:
         Xo = np.array(list(out.values()))
         return Xo, self.values(Xo, H, y, p0)
 
+    def _directions(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Random directions ``P * z``: their knapsack raises the inputs in a uniformly random order."""
+        return self.P[None, :] * rng.normal(size=(n, self.k))
+
     def random_starts(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return np.array([self.vertex(a) for a in rng.normal(size=(n, self.k))])
+        """``n`` vertices raising a uniformly random prefix of the inputs (each about as often)."""
+        return np.array([self.vertex(a) for a in self._directions(rng, n)]).reshape(n, self.k)
 
     def exact(self, H, y, p0, *, threshold: float, top: int = 200, time_limit: float = math.inf,
               max_nodes: int | None = None, tol: float | None = None) -> tuple[float, np.ndarray | None, list[tuple[float, np.ndarray]], dict]:
