@@ -30,6 +30,12 @@ depends on it. The rounds are those of :func:`mechopt.solvers._colgen_loop.run` 
 Pricing oracles:
 
 * :class:`._pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
+* :class:`._pricing_lip.LipDesignPricer` — the vertices of the ε-LIP slice
+  ``{P·v = 1, e^-ε <= v <= e^ε}`` when ``p0 = P``, never listed: successive
+  linearisation, and a spatial branch and bound whose αBB bounds are certified by a
+  tangent plane (its module docstring). Its reduced values are normalised by ``P·v``
+  (``sum_r w_r P·v_r = 1``), which changes nothing above: ``delta`` is then
+  ``max_r (c_r - y·v_r)^+ / (P·v_r)``.
 * :class:`._pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
   never listed. A fast heuristic (best-improvement local search over one-element flips
   and swaps) drives the iterations; the exact oracle is a two-level branch-and-bound:
@@ -348,7 +354,7 @@ class _DesignPricer:
             _, delta, new_idx = pricer.price(H, m.y, p0, have=set(mm.keys.tolist()), limit=self.add_per_round)
             stats["exact_pricing"] += 1
             return Found(new_idx, len(new_idx), D0 - delta, last=out_of_time)
-        k, X, rel_gap = len(p0), mm.X, self.rel_gap
+        X, rel_gap = mm.X, self.rel_gap
         lower = None
         red = pricer.values(X, H, m.y, p0)
         starts = np.vstack([X[mm.supp | (red > -1e-3 * m.value)], pricer.random_starts(self.rng, 100)])

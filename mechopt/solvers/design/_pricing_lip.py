@@ -18,21 +18,26 @@ maximum is at a vertex.
   gradient ``2 H v - y`` is maximised over the slice (a continuous knapsack,
   :func:`mechopt.solvers.free._pricing_lip._knapsack_lip`); by convexity the value never
   decreases, and a fixed point is a vertex where no linear move improves.
-* :meth:`LipDesignPricer.exact` — a proven upper bound by branch and bound on the
-  coordinates (each at ``lo`` or ``hi``). A node fixes some coordinates and leaves the
-  set ``F`` free; with a diagonal ``D ⪰ H_FF`` (Jacobi-scaled: ``D = s diag(H_FF)``,
-  ``s = λ_max`` of the scaled matrix), ``q(v) <= Q(v) = q(v) + sum_F D_x (v_x - lo)(hi - v_x)``
-  on the node (the added terms are ``>= 0`` in the box), and ``Q`` is concave in
-  ``v_F`` — the αBB under-/over-estimator of Androulakis, Maranas and Floudas
+* :meth:`LipDesignPricer.exact` — a proven upper bound by spatial branch and bound: a
+  node is the slice cut to a box ``lo_x <= v_x <= hi_x``, split in two at a point of one
+  coordinate's interval. With ``F`` the coordinates of non-zero width and a diagonal
+  ``D ⪰ H_FF`` (Jacobi-scaled: ``D = s diag(H_FF)``, ``s = λ_max`` of the scaled
+  matrix), ``q(v) <= Q(v) = q(v) + sum_F D_x (v_x - lo_x)(hi_x - v_x)`` on the node (the
+  added terms are ``>= 0`` in the box), and ``Q`` is concave in ``v_F`` — the αBB
+  over-estimator of Androulakis, Maranas and Floudas
   (*αBB: a global optimization method for general constrained nonconvex problems*,
   J. Global Optim. 7, 1995, §2) with the diagonal shift. Any point ``v̂`` of the node
   then certifies ``max Q <= Q(v̂) + max_node ∇Q(v̂)·(v - v̂)`` (``Q`` lies below its
   tangent plane; the maximum of a linear function over the node is a continuous
   knapsack), so the bound holds however roughly ``v̂`` maximises ``Q`` (projected
   gradient ascent). Every vertex visited is scored with ``q`` itself; a node is pruned
-  when its bound is at most the best vertex found (or the caller's threshold) and
-  branched on the free coordinate with the largest slack ``D_x (v̂_x - lo)(hi - v̂_x)``.
-  A search stopped by its time limit returns the largest bound left open: still proven.
+  when its bound is at most the best vertex found (or the caller's threshold) plus a
+  tolerance, and otherwise split on the coordinate with the largest slack
+  ``D_x (v̂_x - lo_x)(hi_x - v̂_x)`` (at ``v̂_x``, or mid-interval near an end). The
+  returned bound is the largest bound among the pruned and open nodes: proven, also for
+  a search stopped by its time limit. The slack shrinks with the square of the widths,
+  so the search converges; how fast depends on ``k`` and on ``H`` (small ``k``: a
+  fraction of a second; the bound at ``k`` = 100 stays loose — docs/design.md).
 """
 
 from __future__ import annotations
@@ -217,13 +222,19 @@ def _node_bound(H, y, P, lo_v, hi_v, start, score, iters: int = 200):
     k = len(P)
     if float(P @ lo_v) > 1.0 + 1e-15 or float(P @ hi_v) < 1.0 - 1e-15:
         return None
-    F = np.flatnonzero(hi_v - lo_v > 1e-12 * hi_v)
+    width = hi_v - lo_v
+    F = np.flatnonzero(width > 1e-12 * hi_v)
     if len(F) <= 1:
         v, _ = _knapsack_lip(np.zeros(k), P, lo_v, hi_v)
         if v is None:
             return None
-        # the node is (almost) a point: every point of it is within the widths of v
-        return score(v) + _box_excess(H, y, v, hi_v - lo_v), -1, v
+        # the node is (almost) a point: the equation pins a lone wide coordinate to within
+        # the others' widths, and every point of the node is within those widths of v
+        if len(F) == 1:
+            x = int(F[0])
+            width = width.copy()
+            width[x] = min(width[x], float(np.delete(P * width, x).sum()) / P[x])
+        return score(v) + _box_excess(H, y, v, width), -1, v
     lF, hF = lo_v[F], hi_v[F]
     HF = H[np.ix_(F, F)]
     dh = np.maximum(np.diag(HF), 1e-300 + 1e-12 * float(np.abs(np.diag(HF)).max()))
@@ -235,7 +246,10 @@ def _node_bound(H, y, P, lo_v, hi_v, start, score, iters: int = 200):
     theta = float(np.linalg.eigvalsh(HF - np.diag(D))[-1])
     theta = max(theta, 0.0) + 8 * len(F) * _U * (float(np.abs(HF).sum()) + float(D.sum()))
     box_sq = float(((hF - lF) ** 2).sum())
-
+    # the coordinates outside F (widths <= 1e-12 hi) move Q by at most this beyond the plane
+    wN = float(np.sqrt(np.sum(np.delete(width, F) ** 2)))
+    h2 = float(np.linalg.norm(H))
+    theta_n = 2.0 * math.sqrt(box_sq) * h2 * wN + h2 * wN * wN
     def Qgrad(v):
         g = 2.0 * (H @ v) - y
         g[F] += D * ((lF + hF) - 2.0 * v[F])
@@ -247,7 +261,7 @@ def _node_bound(H, y, P, lo_v, hi_v, start, score, iters: int = 200):
     bF = 1.0 - float(P @ np.where(np.isin(np.arange(k), F), 0.0, lo_v))
     v = lo_v.copy()
     v[F] = _project((lF + hF) / 2 if start is None else start[F], P[F], bF, lF, hF)
-    L = 4.0 * float(D.max()) + 1e-300  # >= 2 λ_max(D - H_FF): a safe step
+    L = 4.0 * float(D.max()) + 1e-300  # >= 2 λ_max(D - H_FF) (H_FF ⪰ 0): a safe step
     for _ in range(iters):
         v[F] = _project(v[F] + Qgrad(v)[F] / L, P[F], bF, lF, hF)
     g = Qgrad(v)
@@ -255,7 +269,7 @@ def _node_bound(H, y, P, lo_v, hi_v, start, score, iters: int = 200):
     if w is None:
         return None
     score(w)
-    ub = Qval(v) + float(g @ (w - v)) + theta * box_sq
+    ub = Qval(v) + float(g @ (w - v)) + theta * box_sq + theta_n
     slack = D * (v[F] - lF) * (hF - v[F])
     return ub, int(F[int(np.argmax(slack))]), v
 
