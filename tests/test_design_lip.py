@@ -11,7 +11,7 @@ import pytest
 from mechopt import estimation_risk, solve
 from mechopt.solvers.design._colgen import column_generation_design
 from mechopt.solvers.design._convex import design_cvxpy
-from mechopt.solvers.design._pricing_lip import LipDesignPricer, _project
+from mechopt.solvers.design._pricing_lip import LipDesignPricer, _project, shor_bound
 
 
 def _all_vertices(P, eps):
@@ -127,3 +127,15 @@ def test_solve_routes_lip_beyond_enumeration_to_implicit_pricing():
     assert r.status in ("optimal", "feasible") and r.certificate.verified
     # the proven bound is below the exported channel's risk, computed here from its matrix
     assert r.bound <= estimation_risk(r.mechanism.matrix, P) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("k, seed", [(5, 0), (6, 1), (7, 2)])
+def test_shor_bound_is_above_the_maximum(k, seed):
+    P, eps, H, y = _case(k, seed)
+    V = _all_vertices(P, eps)
+    truth = (np.einsum("ni,ij,nj->n", V, H, V) - V @ y).max()
+    b, st = shor_bound(H, y, P, math.exp(-eps), math.exp(eps))
+    assert truth <= b < math.inf
+    # a linear objective (H = 0): the relaxation is the linear program over the slice, exact
+    lin, _ = shor_bound(np.zeros((k, k)), y, P, math.exp(-eps), math.exp(eps))
+    assert (-V @ y).max() <= lin <= (-V @ y).max() + 1e-5 * np.abs(y).sum()
