@@ -152,7 +152,10 @@ class LipDesignPricer:
             raise ValueError("LIP design pricing needs the objective's p0 to be the LIP prior")
         H = (H + H.T) / 2
         scale = float(np.abs(H).sum()) * hi * hi + float(np.abs(y).sum()) * hi
-        margin = rounding_margin(scale, k)
+        # q uses p0·v = P·v = 1; a p0 within 1e-15 of P moves p0·v by at most eta, and
+        # c(v) = v^T H v / (p0·v) by at most 2 eta |v^T H v| relative (eta <= 1e-13)
+        eta = float(np.abs(np.asarray(p0, dtype=float) - P).sum()) * hi
+        margin = rounding_margin(scale, k) + 2.0 * eta / (1.0 - eta) * float(np.abs(H).sum()) * hi * hi
         # a spatial search closes a node only within a tolerance (the bound stays proven:
         # the returned maximum is at most ``tol`` above the best vertex)
         tol = 1e-9 * scale / max(hi * hi, 1.0) if tol is None else tol

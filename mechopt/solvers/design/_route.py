@@ -169,15 +169,17 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
 
             pricer = LipDesignPricer(np.asarray(notions[0].prior, dtype=float), lip_eps)
         elif estimate is not None and estimate > MAX_ENUMERATED:
-            if strict:
-                from ...notions._rays import count_words
+            from ...notions._rays import count_words
 
-                raise InputError("method", f"about {count_words(estimate)} extreme rays: column generation over "
-                                 "listed rays needs them enumerated; implicit pricing exists for notion 'ldp' and "
-                                 "for one notion 'lip' whose prior is the objective's p0 (use one of them with a "
-                                 "time limit, or a smaller k, or objective kind 'histogram_mse' or "
-                                 "'mutual_information', which price LIP on free outputs)")
-            return None
+            what = (f"about {count_words(estimate)} extreme rays: the design over listed rays needs them "
+                    f"enumerated (at most {MAX_ENUMERATED}); ")
+            way_out = ("implicit pricing exists for notion 'ldp' (k <= 60, any k with a uniform p0) and for one "
+                       "notion 'lip' whose prior is the objective's p0 (use one of them with a time limit, or a "
+                       "smaller k, or objective kind 'histogram_mse' or 'mutual_information', which price these "
+                       "cones on free outputs)")
+            if strict:
+                raise InputError("method", what + way_out)
+            return None  # the listing path decides (a double description may find fewer rays)
     if eps is None and pricer is None:
         V, inv, V_bound = relaxed_rays(problem, notions)
         if V.shape[1] == 0:
