@@ -139,3 +139,31 @@ def test_shor_bound_is_above_the_maximum(k, seed):
     # a linear objective (H = 0): the relaxation is the linear program over the slice, exact
     lin, _ = shor_bound(np.zeros((k, k)), y, P, math.exp(-eps), math.exp(eps))
     assert (-V @ y).max() <= lin <= (-V @ y).max() + 1e-5 * np.abs(y).sum()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scaled_dual_bound_is_below_the_optimum_and_above_the_plain_one(seed):
+    from mechopt.solvers.design._colgen import tangent_basis
+    from mechopt.solvers.design._dual import dual_value, pricing_matrix, scaled_bound
+
+    rng = np.random.default_rng(seed)
+    k, eps = 5, 1.0
+    P = rng.dirichlet(np.ones(k) * 2)
+    V = _all_vertices(P, eps)
+    opt = design_cvxpy(V.T, P).value
+    # an arbitrary dual point: Jinv positive definite, any y; delta over every vertex (P·v = 1)
+    A = rng.normal(size=(k - 1, k - 1))
+    Jinv = (A @ A.T + np.eye(k - 1)) * rng.uniform(0.1, 3.0)
+    y = rng.normal(size=k)
+    H = pricing_matrix(Jinv, tangent_basis(k))
+    delta = float((np.einsum("ni,ij,nj->n", V, H, V) - V @ y).max())
+    plain = dual_value(Jinv, y) - max(delta, 0.0)
+    b = scaled_bound(Jinv, y, delta)
+    assert plain <= b <= opt * (1 + 1e-7)
+    # at the optimal dual (the master over every vertex) the bound meets the optimum
+    from mechopt.solvers.design._colgen import restricted_design
+
+    m = restricted_design(V.T, P)
+    H = pricing_matrix(m.Jinv, tangent_basis(k))
+    delta = float((np.einsum("ni,ij,nj->n", V, H, V) - V @ m.y).max())
+    assert scaled_bound(m.Jinv, m.y, delta) == pytest.approx(opt, rel=1e-6)
