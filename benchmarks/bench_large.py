@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if "lip_mmse" in only:
             rows += grid("lip_mmse", 100, 30, notions=("lip",), kinds=("mmse",))
         if "lip_design" in only:
-            rows += grid("lipdsgn", 100, 600, notions=("lip",), kinds=("estimation_variance",))
+            rows += grid("lip_design", 100, 600, notions=("lip",), kinds=("estimation_variance",))
         if "uniform" in only:
             rows += uniform()
         if "k200" in only:

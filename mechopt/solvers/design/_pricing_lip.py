@@ -68,13 +68,10 @@ class LipDesignPricer:
     (True, True)
     """
 
-    exact_is_cheap = False
-
     def __init__(self, P: np.ndarray, epsilon: float):
         self.P = np.asarray(P, dtype=float)
         self.k = len(self.P)
         self.lo, self.hi = math.exp(-epsilon), math.exp(epsilon)
-        self.vmax = self.hi
         self._lo = np.full(self.k, self.lo)
         self._hi = np.full(self.k, self.hi)
 
