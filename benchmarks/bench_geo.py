@@ -167,6 +167,7 @@ def run_baselines(n: int) -> dict:
 
 CASES = {
     "grid10": "10×10 grid, Manhattan (grid edges), clustered prior: mechopt vs libqif",
+    "grid12": "12×12 grid, Manhattan (grid edges), clustered prior: mechopt vs libqif",
     "euclid10": "10×10 grid, Euclidean distances, clustered prior",
     "grid20": "20×20 grid, Manhattan, clustered prior",
     "grid32": "32×32 grid (1 024 places), Manhattan, clustered prior, time limit 600 s",
@@ -223,12 +224,13 @@ def main(argv=None) -> list[str]:
 
     print("\n".join(lines), flush=True)
     for case in args.cases.split(","):
-        if case == "grid10":
-            b = isolated(run_libqif, 10, timeout=args.timeout)
+        if case in ("grid10", "grid12"):
+            n = int(case[4:])
+            b = isolated(run_libqif, n, timeout=args.timeout)
             for method in args.methods.split(","):
-                m = isolated(run_mechopt, 10, "manhattan", None, None, method, timeout=args.timeout)
+                m = isolated(run_mechopt, n, "manhattan", None, None, method, timeout=args.timeout)
                 same = abs(m.get("objective", math.nan) - b.get("objective", math.nan)) / abs(b.get("objective", 1.0))
-                emit(f"| grid10 [{method}] | {_fmt(m.get('t'), '.2f')} | {m.get('status', m.get('error', m.get('timeout')))} | "
+                emit(f"| {case} [{method}] | {_fmt(m.get('t'), '.2f')} | {m.get('status', m.get('error', m.get('timeout')))} | "
                      f"{_fmt(m.get('objective'), '.10g')} | {_fmt(m.get('rel_gap'), '.1e')} | libqif | "
                      f"{_fmt(b.get('t'), '.2f')} | {_fmt(b.get('t', math.nan) / m.get('t', math.nan), '.1f')}× | "
                      f"{_fmt(m.get('peak_mb'), '.0f')} / {_fmt(b.get('peak_mb'), '.0f')} | "
