@@ -41,6 +41,11 @@ Scoring (the ``scored_by`` field says which):
 * ``"channel"`` — the family's channel when it has at most
   :data:`mechopt.families._estimate.MAX_CHANNEL_OUTPUTS` outputs (Hadamard response
   always, up to ``k = 4096``), through :func:`mechopt.evaluate`.
+* ``"symmetric sums"`` — ``mutual_information`` and ``histogram_mse`` of a subset
+  mixture too large to list, at any prior: the columns' utilities depend on a d-subset
+  only through ``π(S)`` and ``Σ_{x∈S} P_x²``, and their sum over every d-subset is an
+  integral of elementary symmetric polynomials (:mod:`mechopt._baseline_exact`), exact
+  to rounding.
 * ``"support-count estimator"`` — ``estimation_variance`` at a non-uniform ``p0`` when
   the channel is too large: the variance ``n·sum_x Var p̂_x`` of the protocols' own
   estimator ``p̂_x = (c_x/n - q*)/(p* - q*)`` (``c_x`` = reports whose set holds ``x``;
@@ -146,10 +151,20 @@ def _orbit_utility(problem: Problem, fam) -> float | None:
     return offset + sign * total
 
 
+def _symmetric_sums(obj, fam) -> float:
+    """MI / histogram MSE of a subset mixture at any prior (:mod:`mechopt._baseline_exact`)."""
+    from ._baseline_exact import subset_utility
+    from .objectives import MUTUAL_INFORMATION, offset_sign
+
+    offset, sign = offset_sign(obj)
+    return offset + sign * subset_utility(np.asarray(obj.prior, dtype=float), float(fam.ratio), fam.components,
+                                          mi=obj.type is MUTUAL_INFORMATION)
+
+
 def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
     """``(objective value, scored_by, note)`` of a family on the problem's objective."""
     from .families import SubsetMixture
-    from .objectives import ESTIMATION_VARIANCE, EXPECTED_LOSS, evaluate
+    from .objectives import ESTIMATION_VARIANCE, EXPECTED_LOSS, HISTOGRAM_MSE, MUTUAL_INFORMATION, evaluate
     from .families._estimate import MAX_CHANNEL_OUTPUTS, family_channel, subset_risk_uniform
     from .families._spec import approx_count
     from .solvers.design._orbit import is_uniform
@@ -172,6 +187,8 @@ def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
     if fam.outputs_count() <= MAX_CHANNEL_OUTPUTS:
         _, Q = family_channel(fam)
         return float(evaluate(obj, Q)), "channel", ""
+    if subset and t in (HISTOGRAM_MSE, MUTUAL_INFORMATION):
+        return _symmetric_sums(obj, fam), "symmetric sums", ""
     if subset and t is ESTIMATION_VARIANCE:
         return _support_count_risk(fam, obj.prior), "support-count estimator", (
             "variance of the protocol's own unbiased estimator: an upper bound on the efficient risk")
