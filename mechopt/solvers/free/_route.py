@@ -79,8 +79,13 @@ def plan(problem, method: str):
     return "colgen", cs
 
 
-def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None):
-    """The outcome of the orbit or the column generation, or None (enumerate the rays)."""
+def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None, seed=None):
+    """The outcome of the orbit or the column generation, or None (enumerate the rays).
+
+    ``seed()``, if given, returns ``[(name, Q)]``: verified channels of the problem whose
+    columns start the column generation (the standard mechanisms: the export is then never
+    worse than any of them, and ``stats["incumbent"]`` names the one it equals, if any).
+    """
     planned = plan(problem, method)
     if planned is None:
         return None
@@ -89,10 +94,18 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
         from ._orbit import solve_orbit
 
         return solve_orbit(problem, arg, timings)
-    return solve_colgen(problem, arg, show, timings, time_limit)
+    return solve_colgen(problem, arg, show, timings, time_limit, seed() if seed is not None else [])
 
 
-def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
+def _incumbent(obj, seeds, value: float, tol: float) -> str | None:
+    """The seed channel the master's ``value`` equals (within ``tol``; the best such), if any."""
+    from ...objectives import column_utility
+
+    best = max(((float(column_utility(obj, Q).sum()), name) for name, Q in seeds), default=None)
+    return best[1] if best is not None and value <= best[0] + tol else None
+
+
+def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None, seeds=()):
     """Column generation: its channel and proven bound, or a failure that asks for the fallback."""
     from ...objectives import objective_scale, offset_sign
     from ._colgen import column_generation
@@ -105,7 +118,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     limit = FREE_TIME_LIMIT if time_limit is None else float(time_limit)
     # the loop's own target sits below the export's so that the repair's cost fits in it
     res = column_generation(obj, cs, rel_gap=0.5 * RAYS_REL_GAP, scale_floor=objective_scale(obj), time_limit=limit,
-                            progress=bar if show else None)
+                            progress=bar if show else None, seed=[Q for _, Q in seeds])
     bar.done()
     timings["solve"] = time.perf_counter() - t
     stats = {"method": "colgen", "cone": cs.name, "pieces": len(cs.pieces),
@@ -118,6 +131,10 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     offset, sign = offset_sign(obj)
     bound = offset + sign * res.bound if res.bound is not None and math.isfinite(res.bound) else None
     stats["rays"] = int(V.shape[1])
+    same = _incumbent(obj, seeds, res.value, RAYS_REL_GAP * max(abs(offset + sign * res.value), objective_scale(obj)))
+    if same is not None:
+        stats["incumbent"] = f"baseline: {same}"
+        message = "; ".join(m for m in (message, f"the channel equals the baseline {same} in value") if m)
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     message = res.message
     if message and bound is not None:
