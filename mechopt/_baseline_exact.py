@@ -33,32 +33,32 @@ import numpy as np
 QUAD_REL = 1e-13
 
 
-def subset_means(P: np.ndarray, t: float, marks: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, ...]:
-    """Means over the d-subsets ``S`` (d = 0..k) of ``Π_{x∈S} t^{P_x}`` and of ``m(S) Π_{x∈S} t^{P_x}``.
+def subset_means(z: np.ndarray, marks: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, ...]:
+    """Means over the d-subsets ``S`` (d = 0..k) of ``Π_{x∈S} z_x`` and of ``m(S) Π_{x∈S} z_x``.
 
     ``m(S) = Σ_{x∈S} m_x`` for each array ``m`` of ``marks``. Returns ``(E, *M)``,
-    arrays of length ``k + 1`` (``t`` in (0, 1]: every term is positive).
+    arrays of length ``k + 1`` (``z >= 0``: every term is non-negative).
 
     Examples
     --------
     >>> P = np.array([0.5, 0.3, 0.2])
-    >>> E, M = subset_means(P, 0.5, (P,))
+    >>> E, M = subset_means(0.5 ** P, (P,))
     >>> bool(np.isclose(E[2], (0.5**0.8 + 0.5**0.7 + 0.5**0.5) / 3)), bool(np.isclose(M[3], 0.5))
     (True, True)
     """
-    k = len(P)
+    k = len(z)
     A = np.zeros(k + 1)
     A[0] = 1.0
     Ms = [np.zeros(k + 1) for _ in marks]
     j = np.arange(k + 1, dtype=float)
     for n in range(1, k + 1):
-        z = t ** P[n - 1]
+        zn = z[n - 1]
         keep = (n - j) / n  # C(n-1, j) / C(n, j)
         take = j / n  # C(n-1, j-1) / C(n, j)
         shifted = np.concatenate([[0.0], A[:-1]])
         for M, m in zip(Ms, marks):
-            M[:] = keep * M + take * z * (np.concatenate([[0.0], M[:-1]]) + m[n - 1] * shifted)
-        A = keep * A + take * z * shifted
+            M[:] = keep * M + take * zn * (np.concatenate([[0.0], M[:-1]]) + m[n - 1] * shifted)
+        A = keep * A + take * zn * shifted
     return (A, *Ms)
 
 
@@ -107,7 +107,7 @@ def subset_utility(P: np.ndarray, r: float, components, *, mi: bool) -> float:
         b = r * r - 1.0
 
         def fun(u):
-            E, M2 = subset_means(P, math.exp(-u * a), (P2,))
+            E, M2 = subset_means(np.exp(-u * a * P), (P2,))
             return math.exp(-u) * (tot2 * E + b * M2)[live]
 
         return float(f[live] @ _integrate(fun, k))
@@ -117,7 +117,7 @@ def subset_utility(P: np.ndarray, r: float, components, *, mi: bool) -> float:
     def fun(u):
         if u <= 0.0:  # a point of measure zero (the integrand's limit there is finite)
             return np.zeros(int(live.sum()))
-        E, M1 = subset_means(P, math.exp(-u * a), (P,))
+        E, M1 = subset_means(np.exp(-u * a * P), (P,))
         return (math.exp(-u) * (mean_y - E - a * M1) / u)[live]  # (E y - E y e^{-u y}) / u
 
     ylogy = _integrate(fun, k)

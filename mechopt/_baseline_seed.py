@@ -24,26 +24,10 @@ SEED_MAX_COLUMNS = 8192
 
 
 def _verified_families(problem):
-    """``[(row, family)]``: the standard mechanisms at the problem's LDP-equivalent ε that verify exactly."""
-    from ._baselines import HighLowLDP, baseline_epsilon, baseline_families
-    from ._errors import InputError
-    from .families import family_from_spec, verify_family
+    """``[(row, family)]``: the standard mechanisms that verify exactly under the problem's notions."""
+    from ._baseline_catalog import verified_families
 
-    notions = list(problem.notions)
-    eps = baseline_epsilon(notions, problem.k)
-    if eps is None:
-        return []
-    hl = [n for n in notions if isinstance(n, HighLowLDP)]
-    sens = [problem.inputs[a] for a in hl[0].sensitive] if hl and hl[0].sensitive else None
-    out = []
-    for row in baseline_families(problem.k, eps, problem.inputs, high_low_sensitive=sens):
-        fam = family_from_spec(row["family"], problem.inputs)
-        try:
-            if verify_family(fam, notions).verified:
-                out.append((row, fam))
-        except InputError:
-            return []
-    return out
+    return [(row, fam) for row, fam, cert in verified_families(problem)[0] if cert.verified]
 
 
 def seed_channels(problem) -> list[tuple[str, np.ndarray]]:
@@ -55,7 +39,7 @@ def seed_channels(problem) -> list[tuple[str, np.ndarray]]:
     >>> p = problem_from_dict({"k": 5, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1}],
     ...                        "objective": {"kind": "histogram_mse", "prior": [0.4, 0.3, 0.1, 0.1, 0.1]}})
     >>> [(name, Q.shape) for name, Q in seed_channels(p)]
-    [('k-RR', (5, 5)), ('Hadamard response', (5, 8))]
+    [('k-RR', (5, 5)), ('subset selection (d=2)', (5, 10)), ('Hadamard response', (5, 8))]
     """
     from .families._estimate import family_channel
 
@@ -76,7 +60,7 @@ def never_worse(problem, result, timings: dict):
     family mechanism, verified exactly; the bound stays the solver's). Either way
     ``stats["best_baseline"]`` records the best baseline's name and value.
     """
-    from ._baselines import score
+    from ._baseline_catalog import score
     from .objectives import objective_scale
     from .solvers._outcome import RAYS_REL_GAP
 

@@ -101,7 +101,11 @@ def _incumbent(obj, seeds, value: float, tol: float) -> str | None:
     """The seed channel the master's ``value`` equals (within ``tol``; the best such), if any."""
     from ...objectives import column_utility
 
-    best = max(((float(column_utility(obj, Q).sum()), name) for name, Q in seeds), default=None)
+    best = None
+    for name, Q in seeds:  # the first of equal values (k-RR before subset selection of size 1)
+        u = float(column_utility(obj, Q).sum())
+        if best is None or u > best[0] + tol:
+            best = (u, name)
     return best[1] if best is not None and value <= best[0] + tol else None
 
 
@@ -131,14 +135,14 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     offset, sign = offset_sign(obj)
     bound = offset + sign * res.bound if res.bound is not None and math.isfinite(res.bound) else None
     stats["rays"] = int(V.shape[1])
-    same = _incumbent(obj, seeds, res.value, RAYS_REL_GAP * max(abs(offset + sign * res.value), objective_scale(obj)))
-    if same is not None:
-        stats["incumbent"] = f"baseline: {same}"
-        message = "; ".join(m for m in (message, f"the channel equals the baseline {same} in value") if m)
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     message = res.message
     if message and bound is not None:
         message = f"{message}; proven gap {abs(res.bound - res.value):.3g} before the repair"
+    same = _incumbent(obj, seeds, res.value, RAYS_REL_GAP * max(abs(offset + sign * res.value), objective_scale(obj)))
+    if same is not None:
+        stats["incumbent"] = f"baseline: {same}"
+        message = "; ".join(m for m in (message, f"the channel equals the baseline {same} in value") if m)
     # the bound is proven at every stop: the answer is optimal iff the exported channel closes the gap
     return Candidate(Q, outputs, bound, stats, proven=True, mix_columns=~inv_cols if inv_cols.any() else None,
                      message=message, fallback="the column generation's channel")
