@@ -150,3 +150,21 @@ def test_a_better_baseline_family_replaces_a_worse_unproven_export():
     assert better.objective < poor.objective
     assert better.objective == pytest.approx(better.stats["best_baseline"]["value"], abs=1e-12)
     assert "beats the solver's channel" in better.message
+
+
+def test_tradeoff_gives_each_solve_its_time_limit():
+    """A time limit reaches every point; a small problem solves well within it, to the same optima."""
+    doc = _problem(4, "lip", 1.0, "histogram_mse", [0.4, 0.3, 0.2, 0.1])
+    limited = mechopt.tradeoff(doc, "1,2", time_limit=30, baselines=False)
+    free = mechopt.tradeoff(doc, "1,2", baselines=False)
+    for label, ys in free["curves"].items():
+        assert limited["curves"][label] == pytest.approx(ys, abs=1e-9)
+
+
+def test_tradeoff_time_limit_must_be_positive(capsys):
+    from mechopt.cli import main
+
+    with pytest.raises(SystemExit) as err:
+        main(["tradeoff", "problem.yaml", "--epsilons", "1,2", "--time-limit", "-1", "--png", "x.png"])
+    assert err.value.code == 2
+    assert "time-limit" in capsys.readouterr().err
