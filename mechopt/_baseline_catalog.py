@@ -197,10 +197,9 @@ def score(problem: Problem, fam) -> tuple[float | None, str | None, str]:
 
 
 
-def verified_families(p: Problem) -> tuple[list[tuple[dict, object, object]], str]:
-    """``([(row, family, certificate)], why)``: every standard mechanism at the problem's budget,
-    checked exactly under its notions (``why`` says why there are none)."""
-    from .families import family_from_spec, verify_family
+def standard_families(p: Problem) -> tuple[list[tuple[dict, object]], str]:
+    """``([(row, family)], why)``: every standard mechanism at the problem's budget, not yet checked."""
+    from .families import family_from_spec
 
     notions = list(p.notions)
     eps = baseline_epsilon(notions, p.k)
@@ -208,12 +207,20 @@ def verified_families(p: Problem) -> tuple[list[tuple[dict, object, object]], st
         return [], "no ε-LDP budget is known to imply every notion of the problem (Notion.ldp_equivalent)"
     hl = [n for n in notions if isinstance(n, HighLowLDP)]
     sens = [p.inputs[a] for a in hl[0].sensitive] if hl and hl[0].sensitive else None
+    return [({**row, "epsilon": eps}, family_from_spec(row["family"], p.inputs))
+            for row in baseline_families(p.k, eps, p.inputs, high_low_sensitive=sens)], ""
+
+
+def verified_families(p: Problem) -> tuple[list[tuple[dict, object, object]], str]:
+    """``([(row, family, certificate)], why)``: every standard mechanism at the problem's budget,
+    checked exactly under its notions (``why`` says why there are none)."""
+    from .families import verify_family
+
+    rows, why = standard_families(p)
     out = []
-    for row in baseline_families(p.k, eps, p.inputs, high_low_sensitive=sens):
-        fam = family_from_spec(row["family"], p.inputs)
+    for row, fam in rows:
         try:
-            cert = verify_family(fam, notions)
+            out.append((row, fam, verify_family(fam, list(p.notions))))
         except InputError as err:
             return [], f"the baselines cannot be verified exactly under the problem's notions ({err})"
-        out.append(({**row, "epsilon": eps}, fam, cert))
-    return out, ""
+    return out, why

@@ -1,14 +1,15 @@
 """Never worse than a standard mechanism: baselines seed the free-output column generation.
 
 :func:`seed_channels` gives the column generation (:func:`mechopt.solvers.free._route.route`)
-the standard mechanisms of :mod:`mechopt._baselines` that verify exactly under the
-problem's notions and have an explicit channel of at most :data:`SEED_MAX_COLUMNS`
-columns (k-RR, Hadamard response): their columns start the master, so its value — and
-the exported channel's, up to the repair — is at least each one's. The others (subset
-selection, RAPPOR, OUE, OLH: ``C(k, d)`` outputs) are too large for the master; after
-the solve, :func:`never_worse` scores them exactly (:mod:`mechopt._baseline_exact`) and,
-when one beats an unproven export, exports that family instead (verified exactly, the
-solver's proven bound kept) and says so.
+the standard mechanisms of :mod:`mechopt._baselines` at the problem's LDP-equivalent
+budget (inside every notion's cone: :meth:`mechopt.notions.Notion.ldp_equivalent`) that
+have an explicit channel of at most ``4k`` columns (k-RR, small subset selections, the
+Hadamard response): their columns start the master, so its value — and the exported
+channel's, which the dispatcher verifies exactly, up to the repair — is at least each
+one's. The others (subset selection, RAPPOR, OUE, OLH: ``C(k, d)`` outputs) are too
+large for the master; after an unproven solve, :func:`never_worse` scores them exactly
+(:mod:`mechopt._baseline_exact`) and, when the best (verified exactly) beats the export,
+exports that family instead (the solver's proven bound kept) and says so.
 """
 
 from __future__ import annotations
@@ -23,15 +24,8 @@ SEED_MAX_COLUMNS_PER_INPUT = 4
 SEED_MAX_COLUMNS = 8192
 
 
-def _verified_families(problem):
-    """``[(row, family)]``: the standard mechanisms that verify exactly under the problem's notions."""
-    from ._baseline_catalog import verified_families
-
-    return [(row, fam) for row, fam, cert in verified_families(problem)[0] if cert.verified]
-
-
 def seed_channels(problem) -> list[tuple[str, np.ndarray]]:
-    """``[(name, Q)]``: the verified standard mechanisms small enough for the master.
+    """``[(name, Q)]``: the standard mechanisms small enough for the master (module docstring).
 
     Examples
     --------
@@ -41,15 +35,15 @@ def seed_channels(problem) -> list[tuple[str, np.ndarray]]:
     >>> [(name, Q.shape) for name, Q in seed_channels(p)]
     [('k-RR', (5, 5)), ('subset selection (d=2)', (5, 10)), ('Hadamard response', (5, 8))]
     """
+    from ._baseline_catalog import standard_families
     from .families._estimate import family_channel
 
-    cap = min(SEED_MAX_COLUMNS, SEED_MAX_COLUMNS_PER_INPUT * problem.k)
-    out = []
-    for row, fam in _verified_families(problem):
-        if fam.outputs_count() <= cap:
-            _, Q = family_channel(fam)
-            out.append((row["name"], np.asarray(Q, dtype=float)))
-    return out
+    return [(row["name"], np.asarray(family_channel(fam)[1], dtype=float))
+            for row, fam in standard_families(problem)[0] if fam.outputs_count() <= _seed_cap(problem)]
+
+
+def _seed_cap(problem) -> int:
+    return min(SEED_MAX_COLUMNS, SEED_MAX_COLUMNS_PER_INPUT * problem.k)
 
 
 def never_worse(problem, result, timings: dict):
@@ -58,9 +52,12 @@ def never_worse(problem, result, timings: dict):
     The families too large to seed the master are scored exactly; one that beats the
     exported channel by more than the export's tolerance is exported in its place (as a
     family mechanism, verified exactly; the bound stays the solver's). Either way
-    ``stats["best_baseline"]`` records the best baseline's name and value.
+    ``stats["best_baseline"]`` records the best of them (name, value, ``scored_by``) once
+    it is verified exactly.
     """
-    from ._baseline_catalog import score
+    from ._baseline_catalog import score, standard_families
+    from ._errors import InputError
+    from .families import verify_family
     from .objectives import objective_scale
     from .solvers._outcome import RAYS_REL_GAP
 
@@ -69,11 +66,19 @@ def never_worse(problem, result, timings: dict):
     obj = problem.objective
     better = (lambda a, b: a < b) if obj.minimize else (lambda a, b: a > b)
     best = None
-    for row, fam in _verified_families(problem):
-        value, how, _ = score(problem, fam)
+    for row, fam in standard_families(problem)[0]:
+        if fam.outputs_count() <= _seed_cap(problem):
+            continue  # in the master from the start: the export is at least as good
+        try:
+            value, how, _ = score(problem, fam)
+        except InputError:
+            continue
         if value is not None and math.isfinite(value) and (best is None or better(value, best[0])):
             best = (value, row, fam, how)
-    if best is None:
+    try:
+        if best is None or not verify_family(best[2], list(problem.notions)).verified:
+            return result
+    except InputError:  # a notion the family verifier has no exact check for
         return result
     value, row, fam, how = best
     result.stats["best_baseline"] = {"name": row["name"], "value": value, "scored_by": how}
