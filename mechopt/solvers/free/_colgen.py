@@ -38,7 +38,7 @@ from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Fou
 from ._pricing import price, priced
 from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
-from ._seed import channel_columns, lip_seed_columns
+from ._seed import SEED_MIN_K, channel_columns, lip_seed_columns
 
 
 @dataclass
@@ -300,12 +300,13 @@ class ColgenResult:
 
 def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The constant column (inside every cone), the fixed rays, for each staircase piece
-    its singletons (k-RR-like columns), for a LIP slice its calibrated RR and Hadamard
-    columns (:func:`~mechopt.solvers.free._seed.lip_seed_columns`), all feasible."""
+    its singletons (k-RR-like columns), for a LIP slice from :data:`SEED_MIN_K` inputs its
+    calibrated RR and Hadamard columns (:func:`~mechopt.solvers.free._seed.lip_seed_columns`),
+    all feasible."""
     cols = [np.ones((k, 1)), cs.fixed]
     inv = [np.zeros(1, bool), cs.invertible]
     for p in cs.pieces:
-        if isinstance(p, LipSlice):
+        if isinstance(p, LipSlice) and k >= SEED_MIN_K:
             V = lip_seed_columns(p.prior, p.eps)
             cols.append(V)
             inv.append(np.zeros(V.shape[1], bool))
@@ -392,7 +393,8 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
         :func:`mechopt.objectives.objective_scale`, as the export does).
     seed : list of ndarray, optional
         Channels (k x m) inside the cone whose columns start the master (kept: never
-        pruned), so that the result is at least as good as each of them.
+        pruned), so that the result is at least as good as each of them; from
+        :data:`~mechopt.solvers.free._seed.SEED_MIN_K` inputs (below, the search is small).
 
     Returns
     -------
@@ -529,7 +531,7 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
     k = len(obj.prior)
     offset, sign = offset_sign(obj)
     V0, inv0 = _initial_columns(cs, k)
-    Vs = channel_columns(seed, obj.prior)
+    Vs = channel_columns(seed if k >= SEED_MIN_K else [], obj.prior)
     V0, inv0 = np.hstack([V0, Vs]), np.concatenate([inv0, np.zeros(Vs.shape[1], bool)])
     mu0 = column_utility(obj, V0)
     # the objective's size sets the master's objective scale (see Master): every channel's

@@ -27,6 +27,9 @@ import numpy as np
 
 #: Hadamard sets seed a LIP slice up to this many inputs (2 K columns, K < 2 k)
 HADAMARD_SEED_MAX_K = 1024
+#: seeds start the master from this many inputs on (below, pricing finds the optimum quickly, and
+#: the master stays smaller than the list of rays)
+SEED_MIN_K = 15
 
 
 def two_level(P: np.ndarray, S: np.ndarray, eps: float) -> np.ndarray:
