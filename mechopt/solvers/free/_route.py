@@ -32,7 +32,7 @@ ENUMERATE_MAX_K = 14
 #: default time limit of the column generation (seconds); ``time_limit`` overrides it
 FREE_TIME_LIMIT = 600.0
 #: with a time limit, this share of it is kept for the export (repair, exact check, baseline comparison)
-EXPORT_SHARE = 0.03
+EXPORT_SHARE = 0.05
 
 COVERED = ("column generation is available (exact pricing) for mmse, histogram_mse, mutual_information and "
            "bayes_risk under one of: LDP / WC-LIP (with any E-LDP notions it implies), block LDP, high-low LDP, ULDP, or "
