@@ -16,6 +16,8 @@ ULDP (every third input sensitive) and LIP with the objective's prior. Sections:
 * ``k50`` — every objective × notion at k = 50, time limit 60 s (target: proven optimal);
 * ``k200`` — the same at k = 200 (target: proven gap <= 1e-3 within 600 s);
 * ``lip_mmse`` — LIP MMSE at k = 100 (target: proven optimal in <= 30 s);
+* ``lip_design`` — LIP ``estimation_variance`` (the prior as ``p0``) at k = 100, time
+  limit 600 s (target: proven gap <= 1e-3);
 * ``uniform`` — LDP with a uniform prior, histogram MSE and MI, k = 10 000 (target: <= 5 s,
   <= k outputs or a family, verified).
 
@@ -49,6 +51,8 @@ def problem(notion: str, kind: str, k: int, uniform: bool = False) -> dict:
             "uldp": {"notion": "uldp", "epsilon": EPS, "sensitive": labels[::3]},
             "lip": {"notion": "lip", "epsilon": EPS, "prior": P.tolist()}}[notion]
     obj: dict = {"kind": kind} if uniform else {"kind": kind, "prior": P.tolist()}
+    if kind == "estimation_variance":
+        obj = {"kind": kind, "p0": P.tolist()}
     if kind == "mmse":
         obj["values"] = rng.normal(size=k).tolist()
     if kind == "bayes_risk":
@@ -132,13 +136,13 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a subset that runs in under a minute")
-    ap.add_argument("--only", help="comma-separated sections: vs_rays,k50,k200,lip_mmse,uniform")
+    ap.add_argument("--only", help="comma-separated sections: vs_rays,k50,k200,lip_mmse,lip_design,uniform")
     ap.add_argument("--limit200", type=float, default=600.0, help="time limit of each k = 200 case (s)")
     ap.add_argument("--md", help="write the table here (default: benchmarks/results/large-<date>.md)")
     ap.add_argument("--json", help="write the rows here (default: benchmarks/results/large-<date>.json)")
     args = ap.parse_args(argv)
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
-    only = set(args.only.split(",")) if args.only else {"vs_rays", "k50", "k200", "lip_mmse", "uniform"}
+    only = set(args.only.split(",")) if args.only else {"vs_rays", "k50", "k200", "lip_mmse", "lip_design", "uniform"}
     rows: list[dict] = []
     if args.quick:
         rows += vs_rays(12, notions=("ldp", "lip"), kinds=("mmse", "bayes_risk"))
@@ -152,6 +156,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows += grid("k50", 50, 60)
         if "lip_mmse" in only:
             rows += grid("lip_mmse", 100, 30, notions=("lip",), kinds=("mmse",))
+        if "lip_design" in only:
+            rows += grid("lip_design", 100, 600, notions=("lip",), kinds=("estimation_variance",))
         if "uniform" in only:
             rows += uniform()
         if "k200" in only:

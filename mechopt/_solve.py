@@ -34,7 +34,8 @@ from .solvers.backends._adapters import retry_note, retry_order, solve_with_retr
 
 
 #: the values of ``solve(method=...)``
-METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "ipm", "relax", "lp", "orbit")
+METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "ipm", "outputs", "relax", "lp",
+           "orbit")
 
 #: a labeled LP that failed on every HiGHS method is retried through cvxpy up to this many variables
 LABELED_RETRY_MAX_VARIABLES = 40_000
@@ -59,7 +60,9 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
         metric privacy ``"ipm"`` (structured interior-point method, any prior; the
         default from 25 places where it was measured to win: pairs with a band order,
-        as a grid's neighbours, or at most 150 places), ``"relax"`` (the IPM on the pairs
+        as a grid's neighbours, or at most 150 places), ``"outputs"`` (the IPM over a
+        growing set of outputs, each other output priced exactly; the default for places
+        without a grid's structure from 100 places), ``"relax"`` (the IPM on the pairs
         of small budget, a relaxation, its channel lifted into the full cone: ``feasible``
         with a proven gap; the default for metrics with too many pairs for the IPM from
         150 places), ``"decompose"`` (decomposition over outputs) or ``"lp"`` (one LP).
@@ -173,9 +176,9 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
         method = "auto"  # free-output methods (e.g. one method for a whole batch): ignored here
-    if method not in ("auto", "decompose", "ipm", "relax", "lp"):
+    if method not in ("auto", "decompose", "ipm", "outputs", "relax", "lp"):
         raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose', 'ipm', "
-                         "'relax' or 'lp'")
+                         "'outputs', 'relax' or 'lp'")
     bar = Progress("labeled LP", enabled=None if show else False, offset=ext.offset if ext is not None else 0.0,
                    scale=objective_scale(obj))
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
@@ -308,7 +311,7 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
     from .objectives import ESTIMATION_VARIANCE
 
     if obj.type is ESTIMATION_VARIANCE:
-        return _solve_design(problem, method, show, timings)
+        return _solve_design(problem, method, show, timings, time_limit)
     from .solvers.free._route import route
 
     from ._baseline_seed import never_worse, seed_channels

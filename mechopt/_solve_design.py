@@ -30,11 +30,12 @@ from .solvers.labeled._structure import BUDGET_CAP
 DESIGN_CVXPY_MAX_RAYS = 40_000
 
 
-def _solve_design(problem: Problem, method: str, show: bool, timings: dict) -> SolveResult:
+def _solve_design(problem: Problem, method: str, show: bool, timings: dict,
+                  time_limit: float | None = None) -> SolveResult:
 
     from .solvers.design._route import route
 
-    routed = route(problem, method, show, timings)  # orbit or column generation
+    routed = route(problem, method, show, timings, time_limit)  # orbit or column generation
     if routed is None:
         return _solve_design_rays(problem, method, show, timings)
     routed = settle(problem, routed, timings)

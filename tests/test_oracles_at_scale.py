@@ -103,7 +103,8 @@ def lip100(tmp_path):
     path = tmp_path / "p.json"
     path.write_text(json.dumps({"k": 100, "outputs": "free",
                                 "privacy": [{"notion": "lip", "epsilon": 1, "prior": [0.01] * 100}],
-                                "objective": {"kind": "estimation_variance"}}))
+                                "objective": {"kind": "estimation_variance",
+                                              "p0": (np.arange(1, 101) / 5050).tolist()}}))
     return path
 
 
@@ -117,7 +118,7 @@ def test_lip_design_at_k100_names_the_alternatives(lip100, tmp_path, capsys, ext
     assert code == rc
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith(head)
-    for way_out in ("'ldp'", "'histogram_mse'", "'mutual_information'", "time limit"):
+    for way_out in ("'ldp'", "prior", "'histogram_mse'", "'mutual_information'", "time limit"):
         assert way_out in err
 
 

@@ -94,7 +94,8 @@ def lip_slice_vertices(prior: np.ndarray, eps: float) -> np.ndarray:
     if count > MAX_ENUMERATED:
         top = max(m for m in range(1, 64) if m * 2 ** (m - 1) <= MAX_ENUMERATED)
         raise SolverError(f"{count_words(count)} LIP vertex candidates (k·2^(k-1)) are too many to enumerate "
-                          f"(k <= {top} is listed); instead use notion 'ldp' (implicit pricing), or objective "
+                          f"(k <= {top} is listed); instead use notion 'ldp' (implicit pricing), the LIP prior "
+                          "as the objective's prior (implicit LIP pricing; give it a time limit), or objective "
                           "kind 'histogram_mse' or 'mutual_information' (LIP pricing on free outputs; give "
                           "them a time limit)")
     out = []

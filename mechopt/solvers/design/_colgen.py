@@ -19,6 +19,10 @@ same number as :func:`mechopt.estimation_risk`.
 
     f* >= 2 tr(N^(1/2)) - 1·y - delta.
 
+Scaling the dual ``(N, y)`` by ``a²`` scales ``delta`` by ``a²``; the best ``a`` gives
+``f* >= tr(N^(1/2))² / (1·y + delta)`` (:func:`._dual.scaled_bound`), never worse and
+much better while ``delta`` is large.
+
 ``delta`` is a maximum over *every* ray — the pricing problem. The restricted master
 (an interior-point method on a working set of rays, :func:`restricted_design`) gives
 ``N = J(w)^-2`` and ``y`` (the multipliers of ``V w = 1``); pricing finds rays with
@@ -30,6 +34,12 @@ depends on it. The rounds are those of :func:`mechopt.solvers._colgen_loop.run` 
 Pricing oracles:
 
 * :class:`._pricing.ExplicitPricer` — a listed set of rays (any cone mechopt enumerates): a scan.
+* :class:`._pricing_lip.LipDesignPricer` — the vertices of the ε-LIP slice
+  ``{P·v = 1, e^-ε <= v <= e^ε}`` when ``p0 = P``, never listed: successive
+  linearisation, and a spatial branch and bound whose αBB bounds are certified by a
+  tangent plane (its module docstring). Its reduced values are normalised by ``P·v``
+  (``sum_r w_r P·v_r = 1``), which changes nothing above: ``delta`` is then
+  ``max_r (c_r - y·v_r)^+ / (P·v_r)``.
 * :class:`._pricing.StaircasePricer` — the ``2^k - 2`` LDP staircases ``1 + (e^ε - 1) 1_S``,
   never listed. A fast heuristic (best-improvement local search over one-element flips
   and swaps) drives the iterations; the exact oracle is a two-level branch-and-bound:
@@ -53,7 +63,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._colgen_loop import FAILED, Found, Round, run
-from ._dual import dual_value, pricing_matrix, reduced_values
+from ._dual import dual_value, pricing_matrix, reduced_values, scaled_bound
 from ._pricing import ExplicitPricer
 
 #: target relative gap of the column generation (the design is "optimal" at <= 1e-6)
@@ -347,12 +357,11 @@ class _DesignPricer:
         if mm.explicit:
             _, delta, new_idx = pricer.price(H, m.y, p0, have=set(mm.keys.tolist()), limit=self.add_per_round)
             stats["exact_pricing"] += 1
-            return Found(new_idx, len(new_idx), D0 - delta, last=out_of_time)
-        k, X, rel_gap = len(p0), mm.X, self.rel_gap
+            return Found(new_idx, len(new_idx), scaled_bound(m.Jinv, m.y, delta), last=out_of_time)
+        X, rel_gap = mm.X, self.rel_gap
         lower = None
         red = pricer.values(X, H, m.y, p0)
-        starts = np.vstack([X[mm.supp | (red > -1e-3 * m.value)], (self.rng.random((100, k)) < 0.27).astype(float)])
-        starts = starts[(starts.sum(axis=1) > 0) & (starts.sum(axis=1) < k)]
+        starts = np.vstack([X[mm.supp | (red > -1e-3 * m.value)], pricer.random_starts(self.rng, 100)])
         hx, hv = pricer.heuristic(starts, H, m.y, p0)
         known = {row.tobytes() for row in X}
         order = np.argsort(-hv)
@@ -368,6 +377,6 @@ class _DesignPricer:
             stats["exact_pricing"] += 1
             stats["exact_seconds"] += time.perf_counter() - te
             stats["exact_last"] = est
-            lower = D0 - max(ub, 0.0)
+            lower = scaled_bound(m.Jinv, m.y, ub)
             fresh = [x for _, x in cand if x.tobytes() not in known]
         return Found(np.array(fresh) if fresh else None, len(fresh), lower, last=out_of_time)

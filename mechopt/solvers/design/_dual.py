@@ -21,6 +21,25 @@ def dual_value(Jinv: np.ndarray, y: np.ndarray) -> float:
     return float(2.0 * np.abs(ev).sum() - y.sum())
 
 
+def scaled_bound(Jinv: np.ndarray, y: np.ndarray, delta: float) -> float:
+    """The weak-duality bound at the best multiple of the dual: ``max(2T - S, T^2 / S)``.
+
+    For ``N = Jinv²``, ``T = tr(N^(1/2))`` and ``S = 1·y + max(delta, 0)`` (a proven
+    bound on ``tr(N J)`` for every feasible design), the dual ``(a² N, a² y)`` gives
+    ``f* >= 2 a T - a² S`` for every ``a > 0`` (``delta`` scales with ``a²``); the best
+    ``a = T / S`` gives ``T² / S``, never below the unscaled ``2T - S``.
+
+    Examples
+    --------
+    >>> round(scaled_bound(np.eye(2), np.ones(2), 1.0), 6), round(scaled_bound(np.eye(2), np.ones(2), 0.0), 6)
+    (1.333333, 2.0)
+    """
+    T = float(np.abs(np.linalg.eigvalsh((Jinv + Jinv.T) / 2)).sum())
+    S = float(y.sum()) + max(float(delta), 0.0)
+    plain = 2.0 * T - S
+    return max(plain, T * T / S) if S > 0 else plain
+
+
 def pricing_matrix(Jinv: np.ndarray, U: np.ndarray) -> np.ndarray:
     """``H = U N U^T`` with ``N = Jinv²``: then ``c(v) = v^T H v / (p0·v)``."""
     H = U @ (Jinv @ Jinv) @ U.T

@@ -87,6 +87,11 @@ class StaircasePricer:
                 rows.append(X)
         return np.unique(np.vstack(rows), axis=0)
 
+    def random_starts(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` random indicator rows (about a quarter of the inputs raised), constants dropped."""
+        X = (rng.random((n, self.k)) < 0.27).astype(float)
+        return X[(X.sum(axis=1) > 0) & (X.sum(axis=1) < self.k)]
+
     def values(self, X: np.ndarray, H, y, p0) -> np.ndarray:
         Vb = 1.0 + self.c * X
         return np.einsum("ni,ni->n", Vb @ H, Vb) / (Vb @ p0) - Vb @ y

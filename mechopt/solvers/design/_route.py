@@ -12,7 +12,9 @@ family, or failure) that the dispatcher repairs, verifies and judges.
   ``k(k-1)/2 + k`` outputs), otherwise as a ``subset_selection`` family.
 * ``colgen`` — column generation with a proven bound
   (:mod:`mechopt.solvers.design._colgen`): over the LDP staircases, never listed, for
-  LDP-only problems; over the enumerated rays otherwise.
+  LDP-only problems; over the vertices of the LIP slice, never listed
+  (:mod:`mechopt.solvers.design._pricing_lip`), for one ε-LIP notion whose prior is the
+  objective's ``p0`` with too many vertices to list; over the enumerated rays otherwise.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..._errors import InputError
-from ...notions import LDP, WCLIP
+from ...notions import LDP, LIP, WCLIP
 from .._outcome import Candidate, Failure, FamilyCandidate, Progress
 from ._colgen import PROVEN_REL_GAP
 
@@ -43,6 +45,13 @@ def ldp_epsilon(notions) -> float | None:
     return min(n.epsilon for n in notions)
 
 
+def lip_prior_epsilon(notions, p0) -> float | None:
+    """The ε of a single ε-LIP notion (δ = 0) whose prior is ``p0``, else None."""
+    if len(notions) == 1 and isinstance(notions[0], LIP) and notions[0].delta == 0 and notions[0].has_prior(p0):
+        return float(notions[0].epsilon)
+    return None
+
+
 def ratio_below(epsilon: float) -> float:
     """The largest double ``r <= e^epsilon`` (exactly, with ``epsilon`` read as its decimal)."""
     from ..._exact import exact, exp_bounds
@@ -54,7 +63,7 @@ def ratio_below(epsilon: float) -> float:
     return r
 
 
-def route(problem, method: str, show: bool, timings: dict):
+def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None):
     """The design's outcome, or None (use the conic / Frank–Wolfe path)."""
     from ._orbit import is_uniform
 
@@ -69,7 +78,7 @@ def route(problem, method: str, show: bool, timings: dict):
     if method == "auto" and orbit_ok:
         return solve_orbit(problem, eps, timings)
     if method in ("auto", "colgen"):
-        return solve_colgen(problem, eps, show, timings, strict=(method == "colgen"))
+        return solve_colgen(problem, eps, show, timings, strict=(method == "colgen"), time_limit=time_limit)
     return None
 
 
@@ -121,7 +130,8 @@ def solve_orbit(problem, eps: float, timings: dict):
     return FamilyCandidate(spec, value, lower, stats, t, rel_gap=math.inf)
 
 
-def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool):
+def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, strict: bool,
+                 time_limit: float | None = None):
     from ._convex import exact_row_sums, sparse_design
     from ._colgen import column_generation_design
     from ._pricing import ExplicitPricer, StaircasePricer
@@ -134,7 +144,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     from ..labeled._structure import BUDGET_CAP
 
     t = time.perf_counter()
-    inv = None
+    inv, pricer = None, None
     # budgets above the cap are left out (a relaxation: its rays bound the risk from
     # below, and the design is repaired into the full notions; e^745 is not a float)
     notions = relax_notions(notions, k, BUDGET_CAP)
@@ -153,15 +163,24 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         if tied_rows(notions, k):
             return None  # no design identifies p0: the conic path says so in one line
         estimate = ray_count_estimate(notions, k)
-        if estimate is not None and estimate > MAX_ENUMERATED:
-            if strict:
-                from ...notions._rays import count_words
+        lip_eps = lip_prior_epsilon(notions, obj.prior)
+        if lip_eps is not None and lip_eps > 0 and (estimate is None or estimate > MAX_ENUMERATED):
+            from ._pricing_lip import LipDesignPricer
 
-                raise InputError("method", f"about {count_words(estimate)} extreme rays: column generation over "
-                                 "listed rays needs them enumerated; implicit pricing exists for notion 'ldp' "
-                                 "(use it, or a smaller k, or objective kind 'histogram_mse' or 'mutual_information', "
-                                 "which price LIP on free outputs; give them a time limit)")
-            return None
+            pricer = LipDesignPricer(np.asarray(notions[0].prior, dtype=float), lip_eps)
+        elif estimate is not None and estimate > MAX_ENUMERATED:
+            from ...notions._rays import count_words
+
+            what = (f"about {count_words(estimate)} extreme rays: the design over listed rays needs them "
+                    f"enumerated (at most {MAX_ENUMERATED}); ")
+            way_out = ("implicit pricing exists for notion 'ldp' (k <= 60, any k with a uniform p0) and for one "
+                       "notion 'lip' whose prior is the objective's p0 (use one of them with a time limit, or a "
+                       "smaller k, or objective kind 'histogram_mse' or 'mutual_information', which price these "
+                       "cones on free outputs)")
+            if strict:
+                raise InputError("method", what + way_out)
+            return None  # the listing path decides (a double description may find fewer rays)
+    if eps is None and pricer is None:
         V, inv, V_bound = relaxed_rays(problem, notions)
         if V.shape[1] == 0:
             return None
@@ -175,7 +194,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     timings["rays"] = time.perf_counter() - t
     t = time.perf_counter()
     bar = Progress("design column generation", enabled=None if show else False)
-    res = column_generation_design(pricer, obj.prior, time_limit=DESIGN_TIME_LIMIT, progress=bar if show else None)
+    limit = DESIGN_TIME_LIMIT if time_limit is None else float(time_limit)
+    res = column_generation_design(pricer, obj.prior, time_limit=limit, progress=bar if show else None)
     bar.done()
     timings["solve"] = time.perf_counter() - t
     if res.status == "error":
@@ -193,7 +213,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         # which kept columns are ULDP's invertible unit rays: exactly one non-zero entry
         inv_cols = np.array([np.count_nonzero(Q[:, j]) == 1 for j in range(Q.shape[1])])
         mix = ~inv_cols if inv_cols.any() else None
-    stats = {"method": "colgen", "pricing": "staircases" if eps is not None else "listed rays",
+    kinds = {StaircasePricer: "staircases", ExplicitPricer: "listed rays"}
+    stats = {"method": "colgen", "pricing": kinds.get(type(pricer), "LIP slice"),
              **{key: v for key, v in res.stats.items()}, "support": int(keep.sum())}
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     # the export (vertex, exact row sums, repair) may move the risk: the exported channel is judged

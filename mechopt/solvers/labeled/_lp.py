@@ -244,12 +244,12 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None and method not in ("decompose", "ipm", "relax") and extend is None:
+    if reduce and square and not invertible and prior is not None and loss is not None and method not in ("decompose", "ipm", "outputs", "relax") and extend is None:
         sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap, time_limit)
         if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
-    if reduce and not invertible and extend is None and method in ("auto", "decompose", "ipm", "relax") and (
+    if reduce and not invertible and extend is None and method in ("auto", "decompose", "ipm", "outputs", "relax") and (
             method != "auto" or k >= 25):
         from ..metric._route import metric_labeled
 

@@ -34,24 +34,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._decompose import kept_budgets
-from ._parts import MetricLPResult, _label_bound, _sum_lower, snap_to_cone
-from ..backends._safe_bound import _U, Transposed
+from ._parts import (IPM_TOL, MetricLPResult, _pairs, pair_operator, safe_bound_from_duals,  # noqa: F401
+                     snap_to_cone)
 
 #: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
 #: array (~1.6 GB in total) ``auto`` takes the decomposition instead
 IPM_MAX_ENTRIES = 20_000_000
 #: ``auto`` takes the IPM with dense blocks (no band order) up to this many places
 IPM_DENSE_MAX_K = 150
-#: the IPM stops at this relative complementarity gap (the proven gap must reach the
-#: caller's tolerance, 1e-7 for labeled problems, after the snap and the repair)
-IPM_TOL = 1e-9
-
-
-def _pairs(E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    k = E.shape[0]
-    fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
-    a, b = np.nonzero(fin)
-    return a.astype(np.int64), b.astype(np.int64)
+#: ``auto`` takes the output column generation (:mod:`._outputs`) on irregular places from
+#: this many on, and up to OUTPUTS_MAX_K (dense blocks: one iteration on a 20×20 Euclidean
+#: grid with ~130 outputs took ~20 s, against ~0.2 s on 150 places with ~45)
+OUTPUTS_MIN_K = 100
+OUTPUTS_MAX_K = 200
 
 
 def ipm_preferred(E: np.ndarray, m: int) -> bool:
@@ -71,40 +66,23 @@ def ipm_preferred(E: np.ndarray, m: int) -> bool:
     return k <= IPM_DENSE_MAX_K or 4 * band_order(k, a, b)[1] <= k
 
 
-def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.ndarray, mu: np.ndarray,
-                          Pi: np.ndarray) -> float:
-    """A proven lower bound on the labeled LP's optimum from any ``mu`` and ``Pi >= 0``.
+def outputs_preferred(E: np.ndarray, m: int) -> bool:
+    """Whether ``auto`` takes the IPM over a growing set of outputs (:mod:`._outputs`).
 
-    ``Pi[p, y]`` multiplies the row ``Q[a_p, y] - e^{E[a_p, b_p]} Q[b_p, y] <= 0``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> E = np.array([[0, 1.0], [1.0, 0]])           # 1-LDP on two inputs, Hamming loss
-    >>> a, b = np.array([0, 1]), np.array([1, 0])
-    >>> C = 0.5 * (1 - np.eye(2))                      # optimum 1 / (1 + e)
-    >>> from mechopt.solvers.metric._ipm import metric_ipm
-    >>> r = metric_ipm(C, a, b, np.exp(E[a, b]))
-    >>> L = safe_bound_from_duals(E, C, a, b, r.mu, r.Pi)
-    >>> bool(1 / (1 + np.e) - 1e-9 < L <= 1 / (1 + np.e))
-    True
-    >>> safe_bound_from_duals(E, C, a, b, r.mu, 0 * r.Pi) <= 1 / (1 + np.e)   # any duals: still a bound
-    True
+    For places without a grid's structure (no band order with block size ``<= k / 4``)
+    from :data:`OUTPUTS_MIN_K` to :data:`OUTPUTS_MAX_K` places, and only where the IPM's arrays for about a
+    third of the outputs fit :data:`IPM_MAX_ENTRIES` (measured on 150 places from a map:
+    the optimum uses 39 outputs; the IPM on all of them stalls, docs/geo.md).
     """
-    k, m = cost.shape
-    n = len(a)
-    Ev = E[a, b]
-    w_hi = np.exp(Ev) * (1.0 + (8.0 + 2.0 * np.abs(Ev)) * _U)  # outward: the float LP is a relaxation
-    op = Transposed(sp.csr_matrix((np.concatenate([np.ones(n), -w_hi]),
-                                   (np.tile(np.arange(n), 2), np.concatenate([a, b]))), shape=(n, k)))
-    mu = np.asarray(mu, dtype=float)
-    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(Pi))):
-        return -math.inf
-    total = [_sum_lower(mu)]
-    for y in range(m):
-        total.append(_label_bound(cost[:, y], mu, np.maximum(Pi[:, y], 0.0), op))
-    s = math.fsum(total)
-    return s - 2 * _U * sum(abs(t) for t in total) - 2.0**-1060
+    from ._ipm import band_order
+
+    k = E.shape[0]
+    if not OUTPUTS_MIN_K <= k <= OUTPUTS_MAX_K or m != k:
+        return False
+    a, b = _pairs(E)
+    if len(a) * max(m // 3, 1) > IPM_MAX_ENTRIES:
+        return False
+    return 4 * band_order(k, a, b)[1] > k
 
 
 def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
@@ -303,16 +281,21 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     from .._outcome import LabeledSolution
     from .._progress import named
     from ._decompose import solve_metric_lp
+    from ._outputs import solve_metric_outputs
 
     t0 = time.perf_counter()
     E = kept_budgets(notions, k)
     if E is None:
         return None
     t_build = time.perf_counter() - t0
-    use_ipm = method == "ipm" or (method == "auto" and ipm_preferred(E, m))
+    use_outputs = method == "outputs" or (method == "auto" and outputs_preferred(E, m))
+    use_ipm = method == "ipm" or (method == "auto" and not use_outputs and ipm_preferred(E, m))
     runs: list[tuple[str, MetricLPResult]] = []
     tl = None if time_limit is None else max(time_limit - t_build, 0.0)
-    if use_ipm:
+    if use_outputs:
+        runs.append(("outputs", solve_metric_outputs(E, cost, rel_gap=rel_gap, time_limit=tl,
+                                                     progress=named(progress, "outputs"))))
+    elif use_ipm:
         runs.append(("ipm", solve_metric_ipm(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "ipm"))))
     elif method == "relax" or (method == "auto" and k >= RELAX_MIN_K):
         thetas = relaxation_levels(E, m, RELAX_LEVELS)
@@ -320,8 +303,9 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
             runs.append(("relax", solve_metric_relaxed(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "relax"),
                                                        thetas=thetas)))
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-    # after a relaxation the decomposition is not tried: on such metrics it reached no
-    # bound in 20 minutes (docs/geo.md)
+    # after a relaxation or the output route the decomposition is not tried: on such
+    # metrics it reached no bound in 20 minutes (docs/geo.md), and on 150 places from a
+    # map its block master took 20 s a round with no bound after 2 minutes
     decompose = not runs or (method == "auto" and runs[0][0] == "ipm" and runs[0][1].status != "optimal"
                              and (left is None or left > 1.0))
     if decompose and backend not in HIGHS_BACKENDS:

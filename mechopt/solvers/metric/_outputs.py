@@ -1,0 +1,198 @@
+"""The labeled metric LP by column generation over outputs, with the structured IPM as master.
+
+An optimal channel of a metric LP on irregular places uses few of its outputs (measured:
+39 of 150 places from a map, 20–33 of 60), and the IPM's cost per iteration grows with
+the outputs it carries. :func:`solve_metric_outputs` therefore solves the LP restricted
+to a set ``S`` of outputs (every kept pair, every input) with
+:func:`._ipm.metric_ipm`, then asks every other output whether it could improve the
+restricted optimum — the pricing LP of :mod:`._decompose`,
+
+::
+
+    p_y(mu) = min { (C[:, y] - mu) . q  :  q in the cone, 0 <= q <= 1 },
+
+at the IPM's row duals ``mu`` — and adds the outputs with ``p_y < 0`` (keeping only the
+outputs the last channel used) until none is left. Its bound is the Lagrangian one of
+:mod:`._decompose` with the multipliers at hand: ``sum(mu)`` plus, for each output of
+``S``, the box minimum at the IPM's pair duals (:func:`._route.safe_bound_from_duals`)
+and, for every other output, the pricing LP's safe bound. It is valid for any
+multipliers, so a run stopped by its time limit still has a proven gap.
+
+The first ``S`` is where a simple private channel sends people: the exponential
+mechanism ``Q[x, z] ∝ e^{-D(x, z)}`` (``D`` the shortest paths of ``E``), each of its
+reports ``z`` mapped to its Bayes output ``argmin_y sum_x P(x) Q[x, z] L(x, y)`` — the
+remap of Chatzikokolakis, Elsalamouny and Palamidessi (PETS 2017, "Efficient utility
+improvement for location privacy"). On 150 places from a map it holds 46 outputs, and
+two rounds add the 11 it missed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from ._parts import (IPM_TOL, RC_TOL, MetricLPResult, _closure, _label_bound, _pairs, _Pairs, _Pricing, _sum_lower, pair_operator,
+                     snap_to_cone)
+from ..backends._safe_bound import _U
+
+#: at most this many rounds (each one IPM run)
+MAX_ROUNDS = 8
+#: the IPM's iteration limit in a round (150 places from a map: ~250 iterations)
+MAX_ITER = 400
+#: once the IPM's gap is below the caller's, the whole bound is checked every this many iterations
+CHECK_EVERY = 5
+
+
+def first_outputs(E: np.ndarray, cost: np.ndarray) -> list[int]:
+    """The Bayes outputs of the exponential mechanism's reports: the first restricted set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([0.0, 0.5, 1.0, 10.0, 10.5])       # two clusters on a line
+    >>> D = np.abs(x[:, None] - x[None])
+    >>> C = np.full(5, 0.2)[:, None] * D**2            # uniform prior, squared loss
+    >>> first_outputs(0.5 * D, C)                      # one output per cluster
+    [1, 3]
+    >>> first_outputs(2.0 * D, C)                      # a larger budget: every place
+    [0, 1, 2, 3, 4]
+    """
+    with np.errstate(over="ignore"):
+        G = np.exp(-_closure(np.asarray(E, dtype=float)))
+    Q = G / G.sum(axis=1, keepdims=True)
+    return sorted(set(np.argmin(Q.T @ cost, axis=1).tolist()))
+
+
+class _Bound:
+    """The Lagrangian bound over every output: the IPM's pair duals on ``S``, pricing elsewhere."""
+
+    def __init__(self, E: np.ndarray, cost: np.ndarray):
+        self.E, self.cost = E, cost
+        self.pairs = _Pairs(E)
+        self.pricing = _Pricing(self.pairs)
+        self.seconds = 0.0
+        self._op = None
+
+    def __call__(self, S: list[int], mu: np.ndarray, Pi: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 deadline: float | None = None) -> tuple[float, list[tuple[float, int]]]:
+        """``(bound, [(p_y, y) for the outputs outside S that price in])``.
+
+        Every output's term is the pricing LP's safe bound at ``mu`` (the exact ``p_y(mu)``
+        up to rounding); an output of ``S`` takes the IPM's pair duals instead where they
+        bound it higher.
+        """
+        t = time.perf_counter()
+        mu = np.asarray(mu, dtype=float)
+        if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(Pi))):
+            return -math.inf, []
+        if self._op is None or self._op[0] is not a:
+            self._op = (a, pair_operator(self.E, a, b))
+        op = self._op[1]
+        col = {y: j for j, y in enumerate(S)}
+        terms, entering = [_sum_lower(mu)], []
+        tol = RC_TOL * max(float(np.abs(self.cost).max()), 1e-300)
+        for y in range(self.cost.shape[1]):
+            if deadline is not None and time.perf_counter() > deadline:
+                self.seconds += time.perf_counter() - t
+                return -math.inf, entering
+            r = self.cost[:, y] - mu
+            q, lam = self.pricing.solve(y, r)
+            term = _label_bound(self.cost[:, y], mu, lam, self.pairs.bound_operator())
+            if y in col:
+                term = max(term, _label_bound(self.cost[:, y], mu, np.maximum(Pi[:, col[y]], 0.0), op))
+            elif float(r @ q) < -tol:
+                entering.append((float(r @ q), y))
+            terms.append(term)
+        self.seconds += time.perf_counter() - t
+        s = math.fsum(terms)
+        return s - 2 * _U * sum(abs(v) for v in terms) - 2.0**-1060, entering
+
+
+def solve_metric_outputs(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
+                         progress: Callable | None = None) -> MetricLPResult:
+    """The labeled E-LDP LP by the IPM over a growing set of outputs, with a proven bound.
+
+    Status ``optimal`` when ``objective - bound <= rel_gap |objective|``, else ``feasible``
+    with that gap (time limit, the IPM's stall, or :data:`MAX_ROUNDS`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> xy = np.random.default_rng(3).uniform(0, 4, (12, 2))    # twelve places, no grid
+    >>> D = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    >>> C = np.full(12, 1 / 12)[:, None] * D**2
+    >>> r = solve_metric_outputs(0.7 * D, C)
+    >>> r.status, bool(r.objective - r.bound <= 1e-7 * r.objective), r.stats["outputs_final"] <= 12
+    ('optimal', True, True)
+    """
+    from ._ipm import metric_ipm
+
+    t0 = time.perf_counter()
+    E = np.asarray(E, dtype=float)
+    cost = np.asarray(cost, dtype=float)
+    k, m = cost.shape
+    deadline = None if time_limit is None else t0 + float(time_limit) - min(0.05 * float(time_limit), 30.0)
+    a, b = _pairs(E)
+    w = np.exp(E[a, b])
+    bound_of = _Bound(E, cost)
+    S = first_outputs(E, cost)
+    best_Q, best_obj, best_bound = None, math.inf, -math.inf
+    rounds: list[dict] = []
+    message = ""
+    it_total = 0
+    for _round in range(MAX_ROUNDS):
+        last: dict = {}
+
+        def closes(Qi, mu, Pi, S=S, last=last) -> bool:
+            # the whole bound (pricing every output) once the IPM's own gap is small, at
+            # every CHECK_EVERY-th such iterate: a check prices all m outputs
+            last["calls"] = last.get("calls", 0) + 1
+            if (last["calls"] - 1) % CHECK_EVERY:
+                return False
+            lb, entering = bound_of(S, mu, Pi, a, b, deadline)
+            last.update(bound=lb, entering=entering, mu=mu)
+            Qs = snap_to_cone(np.maximum(Qi, 0.0), E)
+            obj = float(np.sum(cost[:, S] * Qs))
+            return math.isfinite(lb) and obj - lb <= 0.5 * rel_gap * max(abs(obj), 1e-300)
+
+        r = metric_ipm(cost[:, S], a, b, w, tol=min(IPM_TOL, 0.01 * rel_gap), deadline=deadline,
+                       progress=None if progress is None else (lambda i, p, d, s, n=it_total: progress(n + i, p, d, s)),
+                       enough=closes, check_below=rel_gap, max_iter=MAX_ITER)
+        it_total += r.iterations
+        Qs = snap_to_cone(np.maximum(r.Q, 0.0), E)
+        Q = np.zeros((k, m))
+        Q[:, S] = Qs
+        obj = float(np.sum(cost * Q))
+        if "bound" in last and np.array_equal(last["mu"], r.mu):
+            lb, entering = last["bound"], last["entering"]
+        else:
+            lb, entering = bound_of(S, r.mu, r.Pi, a, b, deadline)
+        if obj < best_obj:
+            best_Q, best_obj = Q, obj
+        best_bound = max(best_bound, lb)
+        rounds.append({"outputs": len(S), "iterations": r.iterations, "ipm_status": r.status, "objective": obj,
+                       "bound": lb, "entering": len(entering), "s": time.perf_counter() - t0})
+        if best_obj - best_bound <= rel_gap * max(abs(best_obj), 1e-300):
+            break
+        if r.status == "time limit" or (deadline is not None and time.perf_counter() > deadline):
+            message = "time limit"
+            break
+        if not entering:
+            message = f"the IPM {r.status} ({r.message})" if r.message else f"the IPM {r.status}"
+            break
+        used = [y for y, mass in zip(S, Qs.sum(axis=0)) if mass > 1e-9 * k]
+        S = sorted(set(used) | {y for _, y in entering})
+    else:
+        message = f"{MAX_ROUNDS} rounds"
+    closed = best_obj - best_bound <= rel_gap * max(abs(best_obj), 1e-300)
+    if not closed:
+        gap = (best_obj - best_bound) / max(abs(best_obj), 1e-300)
+        message = f"{message}; proven relative gap {gap:.2e}" if math.isfinite(best_bound) else f"{message}; no bound"
+    stats = {"rounds": rounds, "iterations": it_total, "outputs_final": len(S), "pricing_s": bound_of.seconds,
+             "pairs_active": len(a), "total_s": time.perf_counter() - t0,
+             "time_limit_hit": message.startswith("time limit")}
+    return MetricLPResult("optimal" if closed else "feasible", best_Q, best_obj, best_bound,
+                          "" if closed else message, stats)
