@@ -227,6 +227,7 @@ _TOP_GROUPS = {
     "client": {m.split(".")[-1] for m in STDLIB_CLIENT} | {"_words"},
     "problem": {"_problem", "_custom", "geo", "_geo_baselines", "_street", "_units"},
     "models": {"_model", "_model_bound", "_sublinear", "_leakage", "_identifiability", "_baselines",
+               "_baseline_catalog", "_baseline_exact", "_baseline_seed",
                "_closed_form_report"},
 }
 

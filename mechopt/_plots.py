@@ -113,7 +113,7 @@ def _variant(p: Problem, *, factor: float | None = None, index: int | None = Non
 
 
 def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion: str | int | None = None,
-             baselines: bool = True, quiet: bool = True, progress=None) -> dict:
+             baselines: bool = True, quiet: bool = True, progress=None, time_limit: float | None = None) -> dict:
     """Solve the problem along a privacy axis; the data of ``mechopt tradeoff``.
 
     Two axes:
@@ -145,6 +145,9 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
     progress : callable, optional, keyword-only
         Called after each point as ``progress(i, count, x, value, seconds)`` (``value``
         the optimum or nan); ``mechopt tradeoff`` prints one line per point with it.
+    time_limit : float, optional, keyword-only
+        Seconds for each solve (as :func:`mechopt.solve`'s ``time_limit``): a point then
+        holds the best verified mechanism found in that time.
 
     Returns
     -------
@@ -202,10 +205,10 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
         warnings.simplefilter("ignore", IdentifiabilityWarning)
         for i, (x, v) in enumerate(zip(xs, variants)):
             started = time.perf_counter()
-            r = solve(v, quiet=quiet)
+            r = solve(v, quiet=quiet, time_limit=time_limit)
             curves[own].append(r.objective if r.ok else float("nan"))
             if compare_ldp:
-                r = solve(replace(p, notions=(LDP(float(x)),)), quiet=quiet)
+                r = solve(replace(p, notions=(LDP(float(x)),)), quiet=quiet, time_limit=time_limit)
                 curves[LDP.name].append(r.objective if r.ok else float("nan"))
             if baselines:
                 values = baseline_values(v)
@@ -223,7 +226,7 @@ def tradeoff(problem: Problem | str | dict, epsilons=None, *, scale=None, notion
 
 def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path | None = None, *, scale=None,
                   notion: str | int | None = None, baselines: bool = True, logx: bool = False,
-                  logy: bool = False, progress=None) -> dict:
+                  logy: bool = False, progress=None, time_limit: float | None = None) -> dict:
     """Draw :func:`tradeoff` as a PNG (optimum solid, baselines dashed); returns the data drawn.
 
     ``logx`` / ``logy`` put an axis on a log scale (``logy`` needs positive values: a
@@ -236,7 +239,8 @@ def tradeoff_plot(problem: Problem | str | dict, epsilons=None, png: str | Path 
 
     if png is None:
         raise InputError("png", "a PNG file to write is required")
-    data = tradeoff(problem, epsilons, scale=scale, notion=notion, baselines=baselines, progress=progress)
+    data = tradeoff(problem, epsilons, scale=scale, notion=notion, baselines=baselines, progress=progress,
+                    time_limit=time_limit)
     fig = tradeoff_figure(data, logx=logx, logy=logy)
     fig.savefig(png, bbox_inches="tight")
     plt.close(fig)

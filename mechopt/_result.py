@@ -79,6 +79,8 @@ class SolveResult:
         parts = []
         if isinstance(self.stats.get("method"), str):
             parts.append(f"method {self.stats['method']}")
+        if isinstance(self.stats.get("incumbent"), str):  # the export is (or equals) a standard mechanism
+            parts.append(self.stats["incumbent"])
         n = self.stats.get("blas_threads")
         if isinstance(n, int):
             parts.append(f"{n} BLAS thread{'s' if n != 1 else ''}")

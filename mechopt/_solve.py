@@ -314,9 +314,12 @@ def _solve_free(problem: Problem, backend: str, method: str, show: bool, timings
         return _solve_design(problem, method, show, timings, time_limit)
     from .solvers.free._route import route
 
-    routed = route(problem, method, show, timings, time_limit)  # orbit or exact-pricing colgen
+    from ._baseline_seed import never_worse, seed_channels
+
+    # orbit or exact-pricing colgen (started from the standard mechanisms' channels)
+    routed = route(problem, method, show, timings, time_limit, seed=lambda: seed_channels(problem))
     if routed is not None:
-        return settle(problem, routed, timings)
+        return never_worse(problem, settle(problem, routed, timings), timings)
     if use_cg and cg is not None and cg[1] > BUDGET_CAP:
         # the one notion's budget is above the cap: the relaxation drops it and the rays of
         # no notion are the unit vectors, while column generation would put e^eps in an LP

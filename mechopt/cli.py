@@ -233,7 +233,8 @@ def _cmd_tradeoff(args) -> int:
     if args.png is None:
         raise InputError("png", "a PNG file to write is required (--png OUT.png)")
     data = tradeoff_plot(args.problem, args.epsilons, args.png, scale=args.scale, notion=args.notion,
-                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy, progress=_progress_line)
+                         baselines=not args.no_baselines, logx=args.logx, logy=args.logy, progress=_progress_line,
+                         time_limit=args.time_limit)
     if args.json:
         clean = {**data, "curves": {k: [None if y != y else y for y in ys] for k, ys in data["curves"].items()}}
         print(json.dumps(clean, indent=1, ensure_ascii=False))
@@ -418,6 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--logx", action="store_true", help="log scale on the x axis")
     t.add_argument("--logy", action="store_true", help="log scale on the y axis")
     t.add_argument("--json", action="store_true", help="print the data drawn as JSON")
+    t.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="S",
+                   help="seconds for each solve (as solve --time-limit): each point is then the best verified "
+                        "mechanism found in that time")
     t.add_argument("--png", default=None, help="PNG file to write (required unless --target-error)")
     t.add_argument("--target-error", type=float, default=None, metavar="X",
                    help="find the smallest epsilon (or multiplier) whose optimal mechanism's E|p_hat - p|^2 "

@@ -38,6 +38,7 @@ from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Fou
 from ._pricing import price, priced
 from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
+from ._seed import SEED_MIN_K, channel_columns, lip_seed_columns
 
 
 @dataclass
@@ -298,11 +299,17 @@ class ColgenResult:
 
 
 def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The constant column (inside every cone), the fixed rays, and for each staircase
-    piece its singletons (k-RR-like columns), all feasible."""
+    """The constant column (inside every cone), the fixed rays, for each staircase piece
+    its singletons (k-RR-like columns), for a LIP slice from :data:`SEED_MIN_K` inputs its
+    calibrated RR and Hadamard columns (:func:`~mechopt.solvers.free._seed.lip_seed_columns`),
+    all feasible."""
     cols = [np.ones((k, 1)), cs.fixed]
     inv = [np.zeros(1, bool), cs.invertible]
     for p in cs.pieces:
+        if isinstance(p, LipSlice) and k >= SEED_MIN_K:
+            V = lip_seed_columns(p.prior, p.eps)
+            cols.append(V)
+            inv.append(np.zeros(V.shape[1], bool))
         if isinstance(p, Staircases):
             G = np.asarray(p.ground)
             V = np.zeros((k, len(G)))
@@ -313,6 +320,10 @@ def _initial_columns(cs: ConeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.hstack(cols), np.concatenate(inv)
 
 
+#: A round's quick pricing stops after ``ROUND_SHARE`` of the time limit (at least
+#: ``ROUND_MIN_S``): the loop then goes on with the columns found and prints progress.
+ROUND_SHARE = 0.05
+ROUND_MIN_S = 3.0
 #: Batches of :func:`near_chord_vertices` (``NEAR_CHORD_PER_INPUT * k`` each) tried before
 #: pricing; the first aims at ``NEAR_CHORD_START`` times the gap asked for.
 NEAR_CHORD_BATCHES = 6
@@ -358,7 +369,8 @@ def _near_chord(master: Master, obj: Objective, cone: LipSlice, chord: float, to
 
 def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, time_limit: float | None = None,
                       quick_nodes: int = 300, top: int = 20, max_rounds: int = 100_000,
-                      smoothing: float = 0.9, scale_floor: float = 0.0, progress=None) -> ColgenResult:
+                      smoothing: float = 0.9, scale_floor: float = 0.0, progress=None,
+                      seed: list | None = None) -> ColgenResult:
     """Solve the ray LP over ``cs`` by column generation; every stop carries a proven bound.
 
     Parameters
@@ -379,6 +391,10 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     scale_floor : float
         The gap is judged relative to ``max(|objective|, scale_floor)`` (e.g.
         :func:`mechopt.objectives.objective_scale`, as the export does).
+    seed : list of ndarray, optional
+        Channels (k x m) inside the cone whose columns start the master (kept: never
+        pruned), so that the result is at least as good as each of them; from
+        :data:`~mechopt.solvers.free._seed.SEED_MIN_K` inputs (below, the search is small).
 
     Returns
     -------
@@ -399,7 +415,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     token = DEADLINE.set(t0 + time_limit if time_limit is not None else math.inf)
     try:
         return _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing,
-                                  scale_floor, progress)
+                                  scale_floor, progress, seed or [])
     finally:
         DEADLINE.reset(token)
 
@@ -442,8 +458,10 @@ class _ConePricer:
     """
 
     def __init__(self, obj: Objective, cs: ConeSet, tol, *, top: int, quick_nodes: int, smoothing: float,
-                 bound: float, d_best, stats: dict):
+                 bound: float, d_best, stats: dict, round_seconds: float = math.inf, progress=None):
         k = len(obj.prior)
+        self.round_seconds, self.progress = round_seconds, progress
+        self.it = 0
         self.obj, self.cs, self.tol, self.k, self.stats = obj, cs, tol, k, stats
         self.top, self.quick_nodes, self.smoothing = top, quick_nodes, smoothing
         self.best_bound, self.d_best = bound, d_best
@@ -482,28 +500,39 @@ class _ConePricer:
         tries = [d] if self.d_best is None or self.smoothing <= 0 else [
             self.smoothing * self.d_best + (1 - self.smoothing) * d, d]
         new = np.zeros((self.k, 0))
-        for dd in tries:
-            results, bound = self.price_all(dd, self.quick_nodes, floor)
-            if bound < self.best_bound:
-                self.best_bound, self.d_best = bound, dd
-            new = self.improving(results, d, floor)
-            if new.shape[1]:
-                break
+        # a round's quick pricing stops after ``round_seconds`` (a stopped search still proves its bound)
+        token = DEADLINE.set(min(DEADLINE.get(), tp + self.round_seconds))
+        try:
+            for dd in tries:
+                results, bound = self.price_all(dd, self.quick_nodes, floor)
+                if bound < self.best_bound:
+                    self.best_bound, self.d_best = bound, dd
+                new = self.improving(results, d, floor)
+                if new.shape[1]:
+                    break
+        finally:
+            DEADLINE.reset(token)
         if new.shape[1] == 0 and not all(r.exact for r in results) and self.best_bound - value > tol:
+            if self.progress is not None and math.isfinite(self.best_bound):
+                # the exhaustive search may run to the time limit: report where the round stands first
+                self.progress(self.it, value, self.best_bound, state.size)
             self.stats["exhaustive_pricings"] += 1
             results, bound = self.price_all(d, None, floor, previous=results if dd is d else None)
             if bound < self.best_bound:
                 self.best_bound, self.d_best = bound, d
             new = self.improving(results, d, floor)
         self.stats["pricing_s"] += time.perf_counter() - tp
+        self.it += 1
         return Found(new, new.shape[1], self.best_bound)
 
 
 def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_rounds, smoothing, scale_floor,
-                       progress) -> ColgenResult:
+                       progress, seed) -> ColgenResult:
     k = len(obj.prior)
     offset, sign = offset_sign(obj)
     V0, inv0 = _initial_columns(cs, k)
+    Vs = channel_columns(seed if k >= SEED_MIN_K else [], obj.prior)
+    V0, inv0 = np.hstack([V0, Vs]), np.concatenate([inv0, np.zeros(Vs.shape[1], bool)])
     mu0 = column_utility(obj, V0)
     # the objective's size sets the master's objective scale (see Master): every channel's
     # utility lies between the constant channel's and the identity's (no privacy)
@@ -528,8 +557,9 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
                                                                           scale_floor, 1e-300), t0, time_limit, stats)
             inv.extend([False] * (master.V.shape[1] - len(inv)))
     restricted = _Restricted(master, obj, inv, max(MASTER_KEEP_PER_INPUT * k, 1000), protect, stats)
+    round_s = max(ROUND_MIN_S, ROUND_SHARE * time_limit) if time_limit is not None else math.inf
     pricer = _ConePricer(obj, cs, tol, top=top, quick_nodes=quick_nodes, smoothing=smoothing, bound=best_bound,
-                         d_best=d_best, stats=stats)
+                         d_best=d_best, stats=stats, round_seconds=round_s, progress=progress)
     res = run(restricted, pricer, bound=best_bound, closed=lambda value, bound: bound - value <= tol(value),
               check_first=True, deadline=None if time_limit is None else t0 + time_limit, max_iter=max_rounds,
               progress=progress)

@@ -31,6 +31,8 @@ COLGEN_ABOVE = 20_000
 ENUMERATE_MAX_K = 14
 #: default time limit of the column generation (seconds); ``time_limit`` overrides it
 FREE_TIME_LIMIT = 600.0
+#: with a time limit, this share of it is kept for the export (repair, exact check, baseline comparison)
+EXPORT_SHARE = 0.05
 
 COVERED = ("column generation is available (exact pricing) for mmse, histogram_mse, mutual_information and "
            "bayes_risk under one of: LDP / WC-LIP (with any E-LDP notions it implies), block LDP, high-low LDP, ULDP, or "
@@ -79,8 +81,13 @@ def plan(problem, method: str):
     return "colgen", cs
 
 
-def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None):
-    """The outcome of the orbit or the column generation, or None (enumerate the rays)."""
+def route(problem, method: str, show: bool, timings: dict, time_limit: float | None = None, seed=None):
+    """The outcome of the orbit or the column generation, or None (enumerate the rays).
+
+    ``seed()``, if given, returns ``[(name, Q)]``: verified channels of the problem whose
+    columns start the column generation (the standard mechanisms: the export is then never
+    worse than any of them, and ``stats["incumbent"]`` names the one it equals, if any).
+    """
     planned = plan(problem, method)
     if planned is None:
         return None
@@ -89,11 +96,29 @@ def route(problem, method: str, show: bool, timings: dict, time_limit: float | N
         from ._orbit import solve_orbit
 
         return solve_orbit(problem, arg, timings)
-    return solve_colgen(problem, arg, show, timings, time_limit)
+    t = time.perf_counter()
+    seeds = seed() if seed is not None else []
+    return solve_colgen(problem, arg, show, timings, time_limit, seeds, spent=time.perf_counter() - t)
 
 
-def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None):
-    """Column generation: its channel and proven bound, or a failure that asks for the fallback."""
+def _incumbent(obj, seeds, value: float, tol: float) -> str | None:
+    """The seed channel the master's ``value`` equals (within ``tol``; the best such), if any."""
+    from ...objectives import column_utility
+
+    best = None
+    for name, Q in seeds:  # the first of equal values (k-RR before subset selection of size 1)
+        u = float(column_utility(obj, Q).sum())
+        if best is None or u > best[0] + tol:
+            best = (u, name)
+    return best[1] if best is not None and value <= best[0] + tol else None
+
+
+def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | None, seeds=(), spent: float = 0.0):
+    """Column generation: its channel and proven bound, or a failure that asks for the fallback.
+
+    A ``time_limit`` is the solve's: the ``spent`` seconds (the seeds) come out of it, and
+    :data:`EXPORT_SHARE` of it is kept for the export.
+    """
     from ...objectives import objective_scale, offset_sign
     from ._colgen import column_generation
     from ._raylp import channel_from_rays
@@ -102,10 +127,10 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     t = time.perf_counter()
     offset, sign = offset_sign(obj)  # the progress lines in the objective's units
     bar = Progress("colgen", enabled=None if show else False, offset=offset, sign=sign, scale=objective_scale(obj))
-    limit = FREE_TIME_LIMIT if time_limit is None else float(time_limit)
+    limit = FREE_TIME_LIMIT if time_limit is None else max(0.0, (1.0 - EXPORT_SHARE) * float(time_limit) - spent)
     # the loop's own target sits below the export's so that the repair's cost fits in it
     res = column_generation(obj, cs, rel_gap=0.5 * RAYS_REL_GAP, scale_floor=objective_scale(obj), time_limit=limit,
-                            progress=bar if show else None)
+                            progress=bar if show else None, seed=[Q for _, Q in seeds])
     bar.done()
     timings["solve"] = time.perf_counter() - t
     stats = {"method": "colgen", "cone": cs.name, "pieces": len(cs.pieces),
@@ -119,9 +144,14 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     bound = offset + sign * res.bound if res.bound is not None and math.isfinite(res.bound) else None
     stats["rays"] = int(V.shape[1])
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
-    message = res.message
+    message = res.message.replace(f"time limit ({limit:g} s)", f"time limit ({time_limit:g} s)") if (
+        time_limit is not None) else res.message
     if message and bound is not None:
         message = f"{message}; proven gap {abs(res.bound - res.value):.3g} before the repair"
+    same = _incumbent(obj, seeds, res.value, RAYS_REL_GAP * max(abs(offset + sign * res.value), objective_scale(obj)))
+    if same is not None:
+        stats["incumbent"] = f"baseline: {same}"
+        message = "; ".join(m for m in (message, f"the channel equals the baseline {same} in value") if m)
     # the bound is proven at every stop: the answer is optimal iff the exported channel closes the gap
     return Candidate(Q, outputs, bound, stats, proven=True, mix_columns=~inv_cols if inv_cols.any() else None,
                      message=message, fallback="the column generation's channel")
