@@ -34,8 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._decompose import kept_budgets
-from ._parts import (IPM_TOL, MetricLPResult, _pairs, pair_operator, safe_bound_from_duals,  # noqa: F401
-                     snap_to_cone)
+from ._parts import IPM_TOL, MetricLPResult, _pairs, safe_bound_from_duals, snap_to_cone
 
 #: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
 #: array (~1.6 GB in total) ``auto`` takes the decomposition instead
