@@ -75,14 +75,27 @@ class _Bound:
         self.pricing = _Pricing(self.pairs)
         self.seconds = 0.0
         self._op = None
+        self.last_terms = np.zeros(cost.shape[1])
+        self.priced = 0
+
+    def _nearest_priced(self, y: int) -> int | None:
+        """The output closest to ``y`` (smallest budget) that the pricing has a basis for."""
+        have = self.pricing.bases
+        if y in have or not have:
+            return None
+        done = np.fromiter(have, dtype=np.int64)
+        return int(done[np.argmin(self.E[y, done])])
 
     def __call__(self, S: list[int], mu: np.ndarray, Pi: np.ndarray, a: np.ndarray, b: np.ndarray,
-                 deadline: float | None = None) -> tuple[float, list[tuple[float, int]]]:
+                 deadline: float | None = None, target: float = -math.inf) -> tuple[float, list[tuple[float, int]]]:
         """``(bound, [(p_y, y) for the outputs outside S that price in])``.
 
         Every output's term is the pricing LP's safe bound at ``mu`` (the exact ``p_y(mu)``
         up to rounding); an output of ``S`` takes the IPM's pair duals instead where they
-        bound it higher.
+        bound it higher. Every term is ``<= 0`` (``q = 0`` is in the cone), so the sum only
+        falls as outputs are priced: once it is below ``target`` the bound cannot reach it,
+        and ``(-inf, [])`` returns without pricing the rest (the outputs whose terms were the
+        most negative last time are priced first).
         """
         t = time.perf_counter()
         mu = np.asarray(mu, dtype=float)
@@ -94,18 +107,22 @@ class _Bound:
         col = {y: j for j, y in enumerate(S)}
         terms, entering = [_sum_lower(mu)], []
         tol = RC_TOL * max(float(np.abs(self.cost).max()), 1e-300)
-        for y in range(self.cost.shape[1]):
-            if deadline is not None and time.perf_counter() > deadline:
+        running = terms[0]
+        for y in np.argsort(self.last_terms, kind="stable").tolist():
+            if (deadline is not None and time.perf_counter() > deadline) or running < target:
                 self.seconds += time.perf_counter() - t
-                return -math.inf, entering
+                return -math.inf, []
             r = self.cost[:, y] - mu
-            q, lam = self.pricing.solve(y, r)
+            q, lam = self.pricing.solve(y, r, like=self._nearest_priced(y))
+            self.priced += 1
             term = _label_bound(self.cost[:, y], mu, lam, self.pairs.bound_operator())
             if y in col:
                 term = max(term, _label_bound(self.cost[:, y], mu, np.maximum(Pi[:, col[y]], 0.0), op))
             elif float(r @ q) < -tol:
                 entering.append((float(r @ q), y))
             terms.append(term)
+            self.last_terms[y] = term
+            running += term
         self.seconds += time.perf_counter() - t
         s = math.fsum(terms)
         return s - 2 * _U * sum(abs(v) for v in terms) - 2.0**-1060, entering
@@ -152,11 +169,13 @@ def solve_metric_outputs(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
             last["calls"] = last.get("calls", 0) + 1
             if (last["calls"] - 1) % CHECK_EVERY:
                 return False
-            lb, entering = bound_of(S, mu, Pi, a, b, deadline)
-            last.update(bound=lb, entering=entering, mu=mu)
             Qs = snap_to_cone(np.maximum(Qi, 0.0), E)
             obj = float(np.sum(cost[:, S] * Qs))
-            return math.isfinite(lb) and obj - lb <= 0.5 * rel_gap * max(abs(obj), 1e-300)
+            need = obj - 0.5 * rel_gap * max(abs(obj), 1e-300)
+            lb, entering = bound_of(S, mu, Pi, a, b, deadline, target=need)
+            if math.isfinite(lb):  # a complete pricing: the round's end may reuse it
+                last.update(bound=lb, entering=entering, mu=mu)
+            return math.isfinite(lb) and lb >= need
 
         r = metric_ipm(cost[:, S], a, b, w, tol=min(IPM_TOL, 0.01 * rel_gap), deadline=deadline,
                        progress=None if progress is None else (lambda i, p, d, s, n=it_total: progress(n + i, p, d, s)),
@@ -191,7 +210,7 @@ def solve_metric_outputs(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
     if not closed:
         gap = (best_obj - best_bound) / max(abs(best_obj), 1e-300)
         message = f"{message}; proven relative gap {gap:.2e}" if math.isfinite(best_bound) else f"{message}; no bound"
-    stats = {"rounds": rounds, "iterations": it_total, "outputs_final": len(S), "pricing_s": bound_of.seconds,
+    stats = {"rounds": rounds, "iterations": it_total, "outputs_final": len(S), "pricing_s": bound_of.seconds, "outputs_priced": bound_of.priced,
              "pairs_active": len(a), "total_s": time.perf_counter() - t0,
              "time_limit_hit": message.startswith("time limit")}
     return MetricLPResult("optimal" if closed else "feasible", best_Q, best_obj, best_bound,
