@@ -471,3 +471,90 @@ def price_lip_mitm(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     if not done.all():
         s.pruned = max(s.pruned, float(s.coarse(pos[~done]).max()))
     return rescore(obj, s.col, d, P, max(s.pruned, s.col.best), 1.0, s.exact, s.nodes, s.k)
+
+
+# -- vertices near the chord, from the lists ---------------------------------------------------
+
+#: Most candidate sets (pairs) :func:`near_chord_lists` scores.
+POOL_MAX = 200_000
+
+
+def near_chord_lists(P: np.ndarray, eps: float, kind, chord: tuple, slopes: tuple, target: float, n: int,
+                     rng: np.random.Generator) -> np.ndarray | None:
+    """Up to ``n`` vertices at most ``target`` under the chords, from every set whose sum lands near ``rho``.
+
+    The windows are those of :func:`._pricing_lip.near_chord_vertices` (``chord`` =
+    ``(kappa, beta)``, ``slopes`` = ``(s0, s1)``: the shortfall's slopes at ``z_j = 0``
+    and ``1``, per positive-prior input, in the order of ``P > 0``): a set ``T`` with
+    ``P(T)`` just under ``rho`` leaves some ``j`` outside it slightly raised, one just
+    over ``rho`` some ``j`` inside it slightly lowered. The pairs of the two halves'
+    lists with sums in that band are every such set; a random pool of at most
+    :data:`POOL_MAX` is scored (each set with its ``j`` of least shortfall), and ``n``
+    of those within ``target`` are picked a batch at a time, favouring the inputs the
+    picks so far raise less (any mix of columns meeting ``V w = 1`` raises each input
+    by ``rho`` on average). Returns ``(k, m)`` columns, or ``None`` when the lists are
+    too long (the caller's draws then search instead).
+    """
+    k = len(P)
+    lo, hi = math.exp(-eps), math.exp(eps)
+    dv = hi - lo
+    rho = (1.0 - lo) / dv
+    pos = np.flatnonzero(P > 0)
+    if len(pos) < 2 or pos[-1] >= MITM_MAX_ITEMS:
+        return None
+    kappa, beta = np.zeros(k), np.zeros(k)
+    kappa[pos], beta[pos] = chord
+    with np.errstate(divide="ignore"):
+        w0, w1 = np.zeros(k), np.zeros(k)
+        w0[pos] = np.minimum(1.0, target / np.maximum(slopes[0], 1e-300)) * P[pos]
+        w1[pos] = np.minimum(1.0, target / np.maximum(slopes[1], 1e-300)) * P[pos]
+    d0, d1 = float(w0.max()), float(w1.max())
+    by_p = pos[np.argsort(P[pos], kind="stable")]
+    lists = [_subsets(x, P, rho + d1 + TOL, MITM_MAX_SETS) for x in (by_p[0::2], by_p[1::2])]
+    if any(li is None for li in lists):
+        return None
+    (pa, ma), (pb, mb) = lists
+    i1 = np.searchsorted(pb, rho - d0 - pa, "left")
+    i2 = np.searchsorted(pb, rho + d1 - pa, "right")
+    cnt = np.maximum(i2 - i1, 0)
+    total = int(cnt.sum())
+    if total == 0:
+        return np.zeros((k, 0))
+    # a random pool of pairs: pair number r is the (r - start_a)-th b of a's run
+    picks = np.sort(rng.choice(total, size=min(total, POOL_MAX), replace=False))
+    cum = np.cumsum(cnt)
+    ia = np.searchsorted(cum, picks, "right")
+    ib = i1[ia] + picks - (cum[ia] - cnt[ia])
+    sig = pa[ia] + pb[ib]
+    mask = ma[ia] | mb[ib]
+    inside = ((mask[:, None] >> pos[None, :]) & 1) == 1
+    Pp = P[pos][None, :]
+    below = (sig <= rho)[:, None]
+    # z of the fractional input: raised from 0 (outside T, sum below rho) or lowered from 1 (inside, above)
+    z = np.where(below, (rho - sig[:, None]) / Pp, 1.0 - (sig[:, None] - rho) / Pp)
+    valid = np.where(below, ~inside, inside) & (z >= 0.0) & (z <= 1.0)
+    t = lo + dv * z
+    short = kappa[pos][None, :] * t + beta[pos][None, :] - _phi(kind, Pp, t)
+    short = np.where(valid, short, np.inf)
+    jj = np.argmin(short, axis=1)
+    best = short[np.arange(len(jj)), jj]
+    keep = np.flatnonzero(best <= target)
+    if not len(keep):
+        return np.zeros((k, 0))
+    Z = inside[keep].astype(float)
+    Z[np.arange(len(keep)), jj[keep]] = z[keep, jj[keep]]
+    chosen: list[int] = []
+    free = np.ones(len(keep), bool)
+    cover = np.zeros(len(pos))
+    batch = max(1, n // 20)
+    while len(chosen) < n and free.any():
+        deficit = rho - cover / max(len(chosen), 1)
+        score = np.where(free, Z @ deficit, -np.inf)
+        m = min(batch, n - len(chosen), int(free.sum()))
+        top = np.argpartition(-score, m - 1)[:m]
+        chosen.extend(top.tolist())
+        free[top] = False
+        cover += Z[top].sum(axis=0)
+    V = np.ones((k, len(chosen)))  # a zero-prior input: any value in [lo, hi] costs nothing
+    V[pos] = lo + dv * Z[chosen].T
+    return V

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
-from ._lip_mitm import price_lip_mitm
+from ._lip_mitm import near_chord_lists, price_lip_mitm
 from ._pricing_base import DEADLINE, LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
@@ -413,6 +413,9 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     # shortfall slopes at z_j = 0 and z_j = 1, and the windows of P(S) they leave
     s0 = delta_v * (kappa - _phi_slope(kind, P, lo))
     s1 = delta_v * (_phi_slope(kind, P, hi) - kappa)
+    V = near_chord_lists(P_all, cone.eps, kind, (kappa, beta), (s0, s1), target, n, rng)
+    if V is not None:
+        return V
     with np.errstate(divide="ignore"):
         w0 = np.minimum(1.0, target / np.maximum(s0, 1e-300)) * P
         w1 = np.minimum(1.0, target / np.maximum(s1, 1e-300)) * P
