@@ -79,20 +79,28 @@ def _subsets(items: np.ndarray, P: np.ndarray, cap: float, limit: int):
     if hit is not None and hit[0] >= cap:
         n = int(np.searchsorted(hit[1], cap, "right"))
         return hit[1][:n], hit[2][:n]
+    failed = _LISTS.get(key + (limit,))
+    if failed is not None and failed <= cap:
+        return None
     p = np.zeros(1)
     m = np.zeros(1, dtype=np.int64)
     for x in items:
         keep = p + P[x] <= cap
         if len(p) + int(keep.sum()) > limit:
+            _remember(key + (limit,), cap)  # a larger cap fails too
             return None
         p = np.concatenate([p, p[keep] + P[x]])
         m = np.concatenate([m, m[keep] | np.int64(1 << int(x))])
     order = np.argsort(p, kind="stable")
     p, m = p[order], m[order]
-    if len(_LISTS) >= 4:
-        _LISTS.pop(next(iter(_LISTS)))
-    _LISTS[key] = (cap, p, m)
+    _remember(key, (cap, p, m))
     return p, m
+
+
+def _remember(key, value) -> None:
+    if len(_LISTS) >= 8:
+        _LISTS.pop(next(iter(_LISTS)))
+    _LISTS[key] = value
 
 
 class _Half:
@@ -410,8 +418,9 @@ def price_lip_mitm(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     >>> P = np.array([0.4, 0.3, 0.2, 0.1])
     >>> o = Objective("histogram_mse", P)
     >>> r = price_lip_mitm(LipSlice(P, 1.0), o, np.zeros(4))
-    >>> r.exact, bool(abs(r.upper - r.values[0]) < 1e-12)
-    (True, True)
+    >>> v = r.columns[:, 0]                       # the best vertex: sum_x (P_x v_x)^2 with d = 0
+    >>> r.exact, bool(abs(r.upper - r.values[0]) < 1e-9), bool(abs(r.values[0] - ((P * v) ** 2).sum()) < 1e-12)
+    (True, True, True)
     """
     s = _Search(cone, obj, d, floor, top)
     pos, P, rho = s.pos, s.P, s.rho

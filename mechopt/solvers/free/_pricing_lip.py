@@ -374,8 +374,10 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     ``P_j z_j = rho - P(S)``, ``rho = (1 - lo)/(hi - lo)``; it falls short of the chord
     only at ``j``, by a concave function of ``z_j`` that is 0 at both ends, so below its
     tangents there. A shortfall of at most ``target`` therefore asks ``P(S)`` to lie in
-    a window of width ``target / slope`` next to ``rho`` or ``rho - P_j``. Sets are drawn
-    at random (each input with probability ``rho``, raised for inputs the columns so far
+    a window of width ``target / slope`` next to ``rho`` or ``rho - P_j``. Where the
+    subsets of half the inputs fit in a list (:func:`._lip_mitm.near_chord_lists`), every
+    set in those windows comes from pairs of the two lists and the columns are picked
+    among them; otherwise sets are drawn at random (each input with probability ``rho``, raised for inputs the columns so far
     cover less, then trimmed to ``P(S) <= rho``) and moved into a window by swapping at
     most ``q`` inputs in and ``q`` out (``q`` as large as :data:`NEAR_CHORD_MOVES` swaps
     allow): the sums of the swaps, sorted once, meet in the middle by binary search. Each
