@@ -59,6 +59,7 @@ LEAF_RUN = 8
 MITM_MAX_ITEMS = 63
 #: Most pairs the bands may list (beyond, the inputs with the widest bands go to the runs).
 BAND_MAX_PAIRS = 40_000_000
+BAND_PER_SET = 4
 #: Pairs handled at once, and cells of the grid that bounds ``C_j + h_j`` in a band.
 CHUNK = 1 << 21
 GRID = 1 << 14
@@ -443,25 +444,26 @@ def price_lip_mitm(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     dU_j = np.where(band, rho - b, 0.0)
     dL_j = np.where(band, a - s.L[pos], 0.0)
     wide = np.maximum(dU_j, dL_j)
-
-    def pairs(t: float) -> int:  # about how many pairs the bands list with widths up to t
-        sel = band & (wide <= t)
-        lo_ = rho - float(dU_j[sel].max(initial=0.0)) - float(dL_j[sel].max(initial=0.0)) - TOL
-        return int((np.searchsorted(B.p, rho + TOL - A.p, "right") - np.searchsorted(B.p, lo_ - A.p, "left")).sum())
-
+    # past about as many pairs as the runs would visit sets (a few per set of a list, per input),
+    # the widest bands go to the runs
+    limit = min(BAND_MAX_PAIRS, BAND_PER_SET * len(pos) * (len(A.p) + len(B.p)))
     ts = np.unique(wide[band])
-    while len(ts) and pairs(float(ts[-1])) > BAND_MAX_PAIRS:  # the widest bands go to the runs
-        ts = ts[: len(ts) // 2]
-    band &= wide <= (ts[-1] if len(ts) else -1.0)
-    dU, dL = float(dU_j[band].max(initial=0.0)), float(dL_j[band].max(initial=0.0))
-    if dL > 0:
+    while True:
+        band &= wide <= (ts[-1] if len(ts) else -1.0)
+        dU, dL = float(dU_j[band].max(initial=0.0)), float(dL_j[band].max(initial=0.0))
+        if not band.any():
+            break
         lists = [_subsets(x, P, rho + dL + TOL, MITM_MAX_SETS) for x in sides]
-        if any(li is None for li in lists):
-            band &= dL_j <= 0
-            dL = 0.0
-        else:
-            halves = [_Half(p, m, s.w, s.lam) for p, m in lists]
-            A, B = halves
+        if all(li is not None for li in lists):
+            (pa, _), (pb, _) = lists
+            n = int((np.searchsorted(pb, rho + dL + TOL - pa, "right")
+                     - np.searchsorted(pb, rho - dU - TOL - pa, "left")).sum())
+            if n <= limit:
+                break
+        ts = ts[: len(ts) // 2]
+    if band.any() and dL > 0:
+        halves = [_Half(p, m, s.w, s.lam) for p, m in lists]
+        A, B = halves
     done = np.zeros(len(pos), bool)
     if band.any():
         J = pos[band]
