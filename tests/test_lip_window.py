@@ -166,3 +166,28 @@ def test_too_many_sets_falls_back():
         assert price_lip_mitm(LipSlice(P, 1.0), obj, np.zeros(40)) is None
     finally:
         _lip_mitm.MITM_MAX_SETS = old
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("k,eps", [(24, 1.0), (40, 2.0)])
+def test_near_chord_lists_are_vertices_within_target(kind, k, eps, monkeypatch):
+    """The list-based near-chord columns: slice vertices, each at most ``target`` under the chords."""
+    from mechopt.solvers.free import _pricing_lip
+
+    used = []
+    orig = _pricing_lip.near_chord_lists
+    monkeypatch.setattr(_pricing_lip, "near_chord_lists", lambda *a: used.append(orig(*a)) or used[-1])
+    rng = np.random.default_rng(k)
+    P = rng.dirichlet(np.ones(k))
+    lo, hi = math.exp(-eps), math.exp(eps)
+    target = 1e-7
+    V = _pricing_lip.near_chord_vertices(LipSlice(P, eps), Objective(kind, P), target, 60, np.random.default_rng(1))
+    assert used and used[0] is not None  # the lists fit: they found the columns
+    assert 0 < V.shape[1] <= 60
+    assert np.all(np.abs(P @ V - 1.0) <= 1e-12)
+    assert np.all((V >= lo - 1e-15) & (V <= hi + 1e-15))
+    assert np.all(((V > lo + 1e-12) & (V < hi - 1e-12)).sum(axis=0) <= 1)
+    phi = (lambda t: (P[:, None] * t) ** 2) if kind == "histogram_mse" else (lambda t: P[:, None] * t * np.log(t))
+    flo, fhi = phi(np.full((k, 1), lo)), phi(np.full((k, 1), hi))
+    shortfall = (flo + (fhi - flo) * (V - lo) / (hi - lo) - phi(V)).sum(axis=0)
+    assert np.all((shortfall >= -1e-15) & (shortfall <= target + 1e-15))

@@ -62,7 +62,7 @@ BAND_MAX_PAIRS = 40_000_000
 BAND_PER_SET = 4
 #: Pairs handled at once, and cells of the grid that bounds ``C_j + h_j`` in a band.
 CHUNK = 1 << 21
-GRID = 1 << 14
+GRID = 1 << 12
 TOL = 1e-15
 
 

@@ -116,7 +116,7 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
 
 
 #: Seconds the branch and bound spends finding the first columns of the meet in the middle.
-SEED_SECONDS = 0.1
+SEED_SECONDS = 0.03
 
 
 def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
