@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
-from ._lip_mitm import near_chord_lists, price_lip_mitm
+from ._lip_mitm import MITM_MAX_ITEMS, near_chord_lists, price_lip_mitm
 from ._pricing_base import DEADLINE, LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
@@ -140,6 +140,8 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     >>> r.exact, bool(r.upper <= 1e-12)          # the chord duals are dual feasible
     (True, True)
     """
+    if len(cone.prior) > MITM_MAX_ITEMS:
+        return lip_separable_bnb(cone, obj, d, floor=floor, max_nodes=max_nodes, top=top)
     token = DEADLINE.set(min(DEADLINE.get(), time.perf_counter() + SEED_SECONDS))
     try:
         seed = lip_separable_bnb(cone, obj, d, floor=floor, max_nodes=max_nodes, top=top)
