@@ -34,10 +34,11 @@ every vertex of the slice:
   one of the run's two sums). Runs that cannot beat ``tau`` are dropped, the others
   halved, runs of a few sets scored exactly.
 
-``tau`` is ``floor`` in the bands and the collector's threshold (at least ``floor``) in
-the runs; every bound carries a margin of 1e-12 of the magnitudes summed. Applies while
-each half has at most :data:`MITM_MAX_SETS` subsets under its cap (k <= 30 at every
-epsilon; k = 50 from epsilon = 2 under a Dirichlet(1) prior).
+``tau`` is the collector's threshold (at least ``floor``; the columns handed in as
+``seed`` count); every bound carries a margin of 1e-12 of the magnitudes summed. Applies
+while each half has at most :data:`MITM_MAX_SETS` subsets under its cap (k <= 40 at every
+epsilon: 2^20 subsets per half; k = 50 from epsilon = 2 under a Dirichlet(1) prior) and
+the inputs fit in the int64 bit masks (k <= 63).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ MITM_MAX_SETS = 1_500_000
 LEAF_RUN = 8
 #: Inputs the bit masks hold (an int64 each).
 MITM_MAX_ITEMS = 63
-#: Most pairs the bands may list (beyond, the inputs with the widest bands go to the runs).
+#: Most pairs the bands may list, and per input and set of the lists (about what the runs
+#: would visit); beyond, the inputs with the widest bands go to the runs.
 BAND_MAX_PAIRS = 40_000_000
 BAND_PER_SET = 4
 #: Pairs handled at once, and cells of the grid that bounds ``C_j + h_j`` in a band.
