@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
+from ._ldp_neighbours import NEIGHBOURS, neighbour_masks
 from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
                        zero_prior_staircases)
 
@@ -29,6 +30,20 @@ def _split_in_out(push: Callable) -> Callable:
         push(i1, outm)
         push(inm, o1)
     return branch
+
+
+def _with_neighbours(col: Collector, value: Callable, pG: np.ndarray, dG: np.ndarray, G: np.ndarray,
+                     cone: Staircases, k: int, floor: float) -> Collector:
+    """``col`` plus the best one-flip and swap neighbours of its sets (:mod:`._ldp_neighbours`)."""
+    items = sorted(col.items, key=lambda it: -it[0])
+    seeds = [np.unpackbits(np.frombuffer(it[2], np.uint8), count=len(pG)).astype(bool) for it in items]
+    out = Collector(col.top + NEIGHBOURS)
+    for val, _, key, v in items:
+        out.offer(val, key, lambda v=v: v)
+    for val, m in neighbour_masks(value, pG, dG, seeds, NEIGHBOURS, floor):
+        S = G[m]
+        out.offer(val, np.packbits(m).tobytes(), lambda S=S: cone.ray(k, S))
+    return out
 
 
 def _phi(kind: ObjectiveType, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
@@ -133,7 +148,9 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    upper = max(pruned, col.best)
+    col = _with_neighbours(col, lambda pi, sq, dl: F(pi, dl), pG, dG, G, cone, k, floor)
+    return rescore(obj, col, d, s, upper, PU, exact, nodes, k)
 
 
 #: below this many free items a node is finished by scoring all their subsets
@@ -305,7 +322,9 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    upper = max(pruned, col.best)
+    col = _with_neighbours(col, value_sets, pG, dG, G, cone, k, floor)
+    return rescore(obj, col, d, s, upper, PU, exact, nodes, k)
 
 
 def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
