@@ -66,13 +66,13 @@ def neighbour_masks(value, pG: np.ndarray, dG: np.ndarray, seeds: list[np.ndarra
             continue
         step = max(1, CHUNK // len(out))
         for c in range(0, len(inn), step):
-            I = inn[c:c + step]
-            vals = value(pi - pG[I][:, None] + pG[out][None, :], sq - sqG[I][:, None] + sqG[out][None, :],
-                         dl - dG[I][:, None] + dG[out][None, :]).ravel()
+            rows = inn[c:c + step]
+            vals = value(pi - pG[rows][:, None] + pG[out][None, :], sq - sqG[rows][:, None] + sqG[out][None, :],
+                         dl - dG[rows][:, None] + dG[out][None, :]).ravel()
 
-            def swap(i, mask=mask, I=I, out=out):
+            def swap(i, mask=mask, rows=rows, out=out):
                 m = mask.copy()
-                m[I[i // len(out)]] = False
+                m[rows[i // len(out)]] = False
                 m[out[i % len(out)]] = True
                 return m
             keep(vals, swap)
