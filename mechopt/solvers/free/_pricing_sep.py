@@ -157,49 +157,40 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
 ENUMERATE_FREE = 10
 
 
-def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u_lo: float, u_hi: float,
-                           a: float, E: float):
-    """``max_u [H/u^2 - D/u + (a/u) K(theta(u), pi(u))]`` exactly, over ``[u_lo, u_hi]``.
+#: a node's ``u`` range with more cells of one greedy order than this is first bounded on
+#: :data:`COARSE_CELLS` coarse cells, and only the coarse cells above the cut are refined
+FINE_CELLS = 256
+COARSE_CELLS = 32
 
-    ``K(theta, pi) = max {theta sigma(z) - delta(z) : P·z = pi, 0 <= z <= 1}`` is the
-    continuous knapsack of the free items (``sigma = sum z P^2``, ``delta = sum z d``),
-    ``theta(u) = (E + 1)/u`` and ``pi(u) = (u - u_lo)/a``. The greedy order (by
-    ``theta P_x - d_x/P_x``) changes only where two items' keys cross, so ``[u_lo, u_hi]``
-    splits into cells of one order; inside a cell the capacity crosses prefix sums, and
-    between two crossings (one fractional item) the bound is ``alpha/u^2 + beta/u + gamma``,
-    maximised in closed form. Returns ``(bound, order, m, u)``: the best piece has the
-    first ``m`` items of ``order`` whole and item ``order[m]`` fractional, unless it is
-    attained at a prefix (``u`` there; then ``order[m]`` is not fractional and ``m`` counts
-    the prefix).
+
+def _cell_pieces(pf, df, H, D, u_lo, a, E, th_a, th_b, exact: bool):
+    """The bound on each cell ``theta in [th_a[c], th_b[c]]`` split into pieces of one fractional item.
+
+    ``exact``: the greedy order is constant on each cell and ``theta(u)`` enters exactly.
+    Otherwise the order is the one at ``th_b`` and ``theta`` is over-estimated by ``th_b``
+    (``K`` increases with ``theta``: ``sigma >= 0``), a valid upper bound on any cell.
+    Returns ``(vals, cell, m, u_best, orders, cP)`` per piece.
     """
     n = len(pf)
     g = df / pf
-    th_lo, th_hi = (E + 1.0) / u_hi, (E + 1.0) / u_lo
-    dP = pf[:, None] - pf[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cross = (g[:, None] - g[None, :]) / dP
-    iu = np.triu_indices(n, 1)
-    cr = cross[iu]
-    cr = np.unique(cr[np.isfinite(cr) & (cr > th_lo) & (cr < th_hi)])
-    ths = np.concatenate([[th_lo], cr, [th_hi]])
-    mids = 0.5 * (ths[:-1] + ths[1:])
-    keys = mids[:, None] * pf[None, :] - g[None, :]
+    key_th = 0.5 * (th_a + th_b) if exact else th_b
+    keys = key_th[:, None] * pf[None, :] - g[None, :]
     orders = np.argsort(-keys, axis=1, kind="stable")
     P_o, d_o = pf[orders], df[orders]
-    zc = np.zeros((len(mids), 1))
+    zc = np.zeros((len(key_th), 1))
     cP = np.hstack([zc, np.cumsum(P_o, axis=1)])
     cS = np.hstack([zc, np.cumsum(P_o**2, axis=1)])
     cD = np.hstack([zc, np.cumsum(d_o, axis=1)])
-    # cell c spans u in [(E+1)/ths[c+1], (E+1)/ths[c]]; capacity pi(u) = (u - u_lo)/a
-    ua_c = (E + 1.0) / ths[1:]
-    ub_c = (E + 1.0) / ths[:-1]
+    # cell c spans u in [(E+1)/th_b[c], (E+1)/th_a[c]]; capacity pi(u) = (u - u_lo)/a
+    ua_c = (E + 1.0) / th_b
+    ub_c = (E + 1.0) / th_a
     pa = np.clip((ua_c - u_lo) / a, 0.0, cP[:, -1])
     pb = np.clip((ub_c - u_lo) / a, 0.0, cP[:, -1])
     # the pieces of each cell: prefix index m with cP[m] < pi < cP[m+1] for pi in [pa, pb]
     m_a = np.clip((cP <= pa[:, None]).sum(axis=1) - 1, 0, n - 1)
     m_b = np.maximum(np.clip((cP < pb[:, None]).sum(axis=1) - 1, 0, n - 1), m_a)
     counts = m_b - m_a + 1
-    cell = np.repeat(np.arange(len(mids)), counts)
+    cell = np.repeat(np.arange(len(key_th)), counts)
     m = np.repeat(m_a, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
     j = orders[cell, m]
     p0, s0, d0 = cP[cell, m], cS[cell, m], cD[cell, m]
@@ -208,14 +199,21 @@ def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u
     u_a = np.maximum(ua_c[cell], u_lo + a * p0)
     u_b = np.minimum(ub_c[cell], u_lo + a * (p0 + Pj))
     ok = u_b >= u_a
-    # sigma = s0 + (pi - p0) Pj, delta = d0 + (pi - p0) dj/Pj, pi = (u - u_lo)/a
+    # sigma = sig0 + rs u/a, delta = del0 + rd u/a on the piece (pi = (u - u_lo)/a)
     rs, rd = Pj, dj / Pj
     sig0 = s0 - rs * (p0 + u_lo / a)
     del0 = d0 - rd * (p0 + u_lo / a)
-    b = E * E - 1.0
-    alpha = H + b * sig0
-    beta = b * rs / a - D - a * del0
-    gamma = -rd  # -(a/u) * (rd u / a)
+    if exact:  # (H + b sigma)/u^2 - (D + a delta)/u
+        b = E * E - 1.0
+        alpha = H + b * sig0
+        beta = b * rs / a - D - a * del0
+        gamma = -rd
+    else:  # H/u^2 - D/u + (a/u)(th_b sigma - delta)
+        tb = th_b[cell]
+        alpha = np.full(len(j), H)
+        beta = a * (tb * sig0 - del0) - D
+        gamma = tb * rs - rd
+
     def F(u):
         return alpha / (u * u) + beta / u + gamma
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -225,8 +223,64 @@ def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u
     cand[:, ~ok] = -np.inf
     which = np.argmax(cand, axis=0)
     vals = cand[which, np.arange(len(j))]
+    u_best = np.choose(which, [u_a, u_b, us])
+    return vals, cell, m, u_best, orders, cP
+
+
+def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u_lo: float, u_hi: float,
+                           a: float, E: float, cut: float = -math.inf):
+    """``max_u [H/u^2 - D/u + (a/u) K(theta(u), pi(u))]`` over ``[u_lo, u_hi]``, exactly where it exceeds ``cut``.
+
+    ``K(theta, pi) = max {theta sigma(z) - delta(z) : P·z = pi, 0 <= z <= 1}`` is the
+    continuous knapsack of the free items (``sigma = sum z P^2``, ``delta = sum z d``),
+    ``theta(u) = (E + 1)/u`` and ``pi(u) = (u - u_lo)/a``. The greedy order (by
+    ``theta P_x - d_x/P_x``) changes only where two items' keys cross, so ``[u_lo, u_hi]``
+    splits into cells of one order; inside a cell the capacity crosses prefix sums, and
+    between two crossings (one fractional item) the bound is ``alpha/u^2 + beta/u + gamma``,
+    maximised in closed form. With more than :data:`FINE_CELLS` cells, :data:`COARSE_CELLS`
+    coarse cells are bounded first (:func:`_cell_pieces` with ``exact=False``) and only those
+    above ``cut`` are split into their exact cells; the result is then the exact maximum
+    if it exceeds ``cut``, else a bound at most ``cut``. Returns ``(bound, order, m, u)``:
+    the best piece has the first ``m`` items of ``order`` whole and item ``order[m]``
+    fractional, unless it is attained at a prefix of an exact cell, or lies at most at
+    ``cut`` (``u = -1`` then; ``m`` counts the prefix).
+    """
+    g = df / pf
+    th_lo, th_hi = (E + 1.0) / u_hi, (E + 1.0) / u_lo
+    dP = pf[:, None] - pf[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (g[:, None] - g[None, :]) / dP
+    cr = cross[np.triu_indices(len(pf), 1)]
+    cr = np.unique(cr[np.isfinite(cr) & (cr > th_lo) & (cr < th_hi)])
+    ths = np.concatenate([[th_lo], cr, [th_hi]])
+    rest, rest_at = -math.inf, None
+    if len(ths) - 1 > FINE_CELLS:
+        tc = np.sort((E + 1.0) / np.geomspace(u_lo, u_hi, COARSE_CELLS + 1))
+        tc[0], tc[-1] = th_lo, th_hi
+        vals, cell, m, _, orders, _ = _cell_pieces(pf, df, H, D, u_lo, a, E, tc[:-1], tc[1:], exact=False)
+        top = np.full(COARSE_CELLS, -np.inf)
+        np.maximum.at(top, cell, vals)
+        hot = top > cut
+        if (~hot).any():
+            i = int(np.argmax(np.where(hot[cell], -np.inf, vals)))
+            rest, rest_at = float(vals[i]), (orders[cell[i]], int(m[i]))
+        # the exact cells of the hot coarse cells
+        lo, hi = [], []
+        for c in np.flatnonzero(hot):
+            inner = cr[(cr > tc[c]) & (cr < tc[c + 1])]
+            edges = np.concatenate([[tc[c]], inner, [tc[c + 1]]])
+            lo.append(edges[:-1])
+            hi.append(edges[1:])
+        if not lo:
+            return rest, rest_at[0], rest_at[1], -1.0
+        th_a, th_b = np.concatenate(lo), np.concatenate(hi)
+    else:
+        th_a, th_b = ths[:-1], ths[1:]
+    vals, cell, m, u_all, orders, cP = _cell_pieces(pf, df, H, D, u_lo, a, E, th_a, th_b, exact=True)
     i = int(np.argmax(vals))
-    u_best = [u_a, u_b, us][int(which[i])][i]
+    if rest >= vals[i]:
+        return rest, rest_at[0], rest_at[1], -1.0
+    u_best = float(u_all[i])
     # attained at a prefix (an end of the piece where the capacity is cP[m] or cP[m+1])?
     pi_best = (u_best - u_lo) / a
     c_i, m_i = int(cell[i]), int(m[i])
@@ -235,7 +289,7 @@ def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u
         return float(vals[i]), orders[c_i], m_i, -1.0
     if abs(pi_best - cP[c_i, m_i + 1]) <= tol:
         return float(vals[i]), orders[c_i], m_i + 1, -1.0
-    return float(vals[i]), orders[c_i], m_i, float(u_best)
+    return float(vals[i]), orders[c_i], m_i, u_best
 
 
 def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: float, max_nodes: int | None,
@@ -304,7 +358,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         D = dU + a * float(dG[inm].sum())
         u_lo = PU + a * pi_in
         u_hi = u_lo + a * float(pG[fi].sum())
-        ub, order, m, u = _hist_parametric_bound(pG[fi], dG[fi], H, D, u_lo, u_hi, a, E)
+        ub, order, m, u = _hist_parametric_bound(pG[fi], dG[fi], H, D, u_lo, u_hi, a, E, max(col.best, floor))
         mask = inm.copy()
         mask[fi[order[:m]]] = True
         offer(mask)
