@@ -37,7 +37,7 @@ def neighbour_masks(value, pG: np.ndarray, dG: np.ndarray, seeds: list[np.ndarra
     >>> p, dd = np.array([0.5, 0.3, 0.2]), np.zeros(3)
     >>> out = neighbour_masks(lambda pi, sq, dl: sq - dl, p, dd, [np.array([True, False, False])], 2, 0.0)
     >>> [(round(v, 2), m.tolist()) for v, m in out]
-    [(0.38, [True, True, False]), (0.34, [True, False, True])]
+    [(0.34, [True, True, False]), (0.29, [True, False, True])]
     """
     sqG = pG * pG
     found: dict[bytes, tuple[float, np.ndarray]] = {}
