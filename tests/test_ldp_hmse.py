@@ -45,9 +45,11 @@ def test_coarse_cells_keep_the_pricing_exact(k, seed, eps, style, fine):
     tol = 1e-9 * max(1.0, abs(best))
     obj = Objective("histogram_mse", P)
     idx = np.arange(k)
-    old = _pricing_sep.FINE_CELLS, _pricing_sep.COARSE_CELLS, _pricing_sep.ENUMERATE_FREE
-    try:
-        _pricing_sep.FINE_CELLS, _pricing_sep.COARSE_CELLS, _pricing_sep.ENUMERATE_FREE = fine, 3, 2
+    names = ("FINE_CELLS", "COARSE_CELLS", "ENUMERATE_FREE", "CELL_ELEMENTS")
+    old = [getattr(_pricing_sep, n) for n in names]
+    try:  # coarse cells at every node with more than `fine` cells; exact cells one chunk of 2 at a time
+        for n, v in zip(names, (fine, 3, 2, 2 * k)):
+            setattr(_pricing_sep, n, v)
         for floor in (-math.inf, 0.0, best - 10 * tol):
             r = price(Staircases(idx, idx, eps), obj, d, floor=floor)
             assert r.upper >= best - tol
@@ -58,7 +60,8 @@ def test_coarse_cells_keep_the_pricing_exact(k, seed, eps, style, fine):
             got = (((P[:, None] * V) ** 2).sum(axis=0) / (P @ V) - d @ V) / (P @ V)
             assert np.allclose(got, r.values, rtol=1e-9, atol=tol) and (r.values <= r.upper + tol).all()
     finally:
-        _pricing_sep.FINE_CELLS, _pricing_sep.COARSE_CELLS, _pricing_sep.ENUMERATE_FREE = old
+        for n, v in zip(names, old):
+            setattr(_pricing_sep, n, v)
 
 
 @settings(max_examples=20, deadline=None, derandomize=True)

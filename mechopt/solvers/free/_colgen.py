@@ -563,7 +563,7 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
             _near_chord(master, obj, cs.pieces[0], best_bound, rel_gap * max(abs(offset + sign * best_bound),
                                                                           scale_floor, 1e-300), t0, time_limit, stats)
     elif ldp_hmse.applies(obj, cs):  # rank intervals, block-aggregated duals (_ldp_hmse)
-        best_bound, d_best = ldp_hmse.start(master, obj, cs.pieces[0], tol, stats, Master)
+        best_bound, d_best = ldp_hmse.start(master, obj, cs.pieces[0], tol, stats, Master, progress)
     inv.extend([False] * (master.V.shape[1] - len(inv)))
     restricted = _Restricted(master, obj, inv, max(MASTER_KEEP_PER_INPUT * k, 1000), protect, stats)
     round_s = max(ROUND_MIN_S, ROUND_SHARE * time_limit) if time_limit is not None else math.inf

@@ -160,12 +160,13 @@ def split_runs(runs: list[np.ndarray], V: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def start(master, obj: Objective, cone: Staircases, tol, stats: dict, new_master,
+def start(master, obj: Objective, cone: Staircases, tol, stats: dict, new_master, progress=None,
           quick_nodes: int = QUICK_NODES, top: int = 20) -> tuple[float, np.ndarray | None]:
     """Fill ``master`` with rank intervals and the columns of the aggregated search; its best bound and duals.
 
     ``master`` is a :class:`~mechopt.solvers.free._colgen.Master` (``new_master(m, scale)``
-    makes an empty one with ``m`` rows); ``tol(value)`` the gap asked for in the master's units.
+    makes an empty one with ``m`` rows); ``tol(value)`` the gap asked for in the master's units;
+    ``progress(it, value, bound, size)``, if given, is called after each aggregated round.
     Returns ``(bound, d)``: the smallest proven bound found and the duals that prove it
     (``(inf, None)`` if none). Stops at the pricing :data:`DEADLINE`.
     """
@@ -200,6 +201,8 @@ def start(master, obj: Objective, cone: Staircases, tol, stats: dict, new_master
             stats["aggregated_pricing_s"] = stats.get("aggregated_pricing_s", 0.0) + time.perf_counter() - tp
             if bound < best:
                 best, d_best = bound, d
+            if progress is not None:
+                progress(rounds - 1, value, best, master.V.shape[1])
             if new.shape[1] == 0 or best - val_a <= 0.25 * tol(val_a):
                 break
             mu = column_utility(obj, new)

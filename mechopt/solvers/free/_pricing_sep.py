@@ -161,6 +161,8 @@ ENUMERATE_FREE = 10
 #: :data:`COARSE_CELLS` coarse cells, and only the coarse cells above the cut are refined
 FINE_CELLS = 256
 COARSE_CELLS = 32
+#: exact cells are evaluated this many (cells x items) at a time (memory)
+CELL_ELEMENTS = 1 << 21
 
 
 def _cell_pieces(pf, df, H, D, u_lo, a, E, th_a, th_b, exact: bool):
@@ -276,20 +278,25 @@ def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u
         th_a, th_b = np.concatenate(lo), np.concatenate(hi)
     else:
         th_a, th_b = ths[:-1], ths[1:]
-    vals, cell, m, u_all, orders, cP = _cell_pieces(pf, df, H, D, u_lo, a, E, th_a, th_b, exact=True)
-    i = int(np.argmax(vals))
-    if rest >= vals[i]:
+    best = None  # (value, order, m, u, cP of that order): the cells in chunks of CELL_ELEMENTS / n (memory)
+    step = max(1, CELL_ELEMENTS // len(pf))
+    for c0 in range(0, len(th_a), step):
+        vals, cell, m, u_all, orders, cP = _cell_pieces(pf, df, H, D, u_lo, a, E, th_a[c0:c0 + step],
+                                                        th_b[c0:c0 + step], exact=True)
+        i = int(np.argmax(vals))
+        if best is None or vals[i] > best[0]:
+            best = (float(vals[i]), orders[cell[i]], int(m[i]), float(u_all[i]), cP[cell[i]])
+    val, order, m_i, u_best, cP_i = best
+    if rest >= val:
         return rest, rest_at[0], rest_at[1], -1.0
-    u_best = float(u_all[i])
     # attained at a prefix (an end of the piece where the capacity is cP[m] or cP[m+1])?
     pi_best = (u_best - u_lo) / a
-    c_i, m_i = int(cell[i]), int(m[i])
-    tol = 1e-13 * max(1.0, cP[c_i, -1])
-    if abs(pi_best - cP[c_i, m_i]) <= tol:
-        return float(vals[i]), orders[c_i], m_i, -1.0
-    if abs(pi_best - cP[c_i, m_i + 1]) <= tol:
-        return float(vals[i]), orders[c_i], m_i + 1, -1.0
-    return float(vals[i]), orders[c_i], m_i, u_best
+    tol = 1e-13 * max(1.0, cP_i[-1])
+    if abs(pi_best - cP_i[m_i]) <= tol:
+        return val, order, m_i, -1.0
+    if abs(pi_best - cP_i[m_i + 1]) <= tol:
+        return val, order, m_i + 1, -1.0
+    return val, order, m_i, u_best
 
 
 def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: float, max_nodes: int | None,
