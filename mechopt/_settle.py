@@ -130,10 +130,7 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
         message = f"{floor_note}; {message}" if (message and not closed) else floor_note
     if proven and not closed and "proven gap" not in message:
         # one gap, the exported channel's: the same as the summary line's (and the progress lines')
-        rel = None if gap is None else gap / max(abs(after), objective_scale(obj), 1e-300)
-        final = ("no bound could be proven" if gap is None else
-                 f"the proven gap {gap:.3g} ({rel:.2e} relative) is above the optimality tolerance {rel_gap:g} "
-                 "(relative)")
+        final = "no bound could be proven" if gap is None else _gap_words(gap, after, objective_scale(obj), rel_gap)
         message = f"{message}; {final}" if message else final
     res = finalize_export(problem, SolveResult(status, mech, after, bound, gap, rep.certificate, timings, message,
                                                stats))
@@ -147,6 +144,28 @@ def finish(problem: Problem, Q: np.ndarray, outputs: tuple[str, ...], bound: flo
                 and (res.objective - alt.objective) * (1 if obj.minimize else -1) > 1e-12 * scale):
             return alt
     return res
+
+
+def _gap_words(gap: float, value: float, scale: float, rel_gap: float) -> str:
+    """The note on an unproven export: the gap, its share of the value, and what the tolerance is judged on.
+
+    The tolerance is judged against ``max(|value|, scale)`` (the objective's natural
+    range, :func:`mechopt.objectives.objective_scale`); where that range is far above the
+    value (a squared loss on a large grid), the share of the value is what a user reads.
+
+    Examples
+    --------
+    >>> _gap_words(0.0132, 13.66, 1.0, 1e-7)
+    'the proven gap 0.0132 (9.66e-04 of the value) is above the optimality tolerance 1e-07 (relative)'
+    >>> _gap_words(6.37, 7.568, 4418.0, 1e-7)
+    'the proven gap 6.37 (84.2 % of the value; 1.44e-03 of the objective scale 4.42e+03, against which the optimality tolerance 1e-07 is judged)'
+    """
+    share = gap / max(abs(value), 1e-300)
+    if scale <= abs(value):
+        return f"the proven gap {gap:.3g} ({share:.2e} of the value) is above the optimality tolerance {rel_gap:g} (relative)"
+    words = f"{100 * share:.3g} % of the value" if share >= 0.01 else f"{share:.2e} of the value"
+    return (f"the proven gap {gap:.3g} ({words}; {gap / scale:.2e} of the objective scale {scale:.3g}, against which "
+            f"the optimality tolerance {rel_gap:g} is judged)")
 
 
 def _jsonable(v: Any) -> bool:

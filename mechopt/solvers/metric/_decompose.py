@@ -52,7 +52,7 @@ import scipy.sparse as sp
 from ...notions import ELDP, MetricLDP
 from .._colgen_loop import FAILED, LAST, PROVEN, Found, LoopResult, Round, run
 from ._parts import (DENSE_PAIRS, RC_TOL, START_DEGREE, MetricLPResult, _closure, _highs, _label_bound,  # noqa: F401
-                            _Pairs, _Pricing, _sum_lower, snap_to_cone)
+                            _Lift, _Pairs, _Pricing, _sum_lower, snap_to_cone)
 
 
 def solve_metric_lp(E: np.ndarray, cost: np.ndarray, *, master: str = "auto", rel_gap: float = 1e-7,
@@ -221,20 +221,20 @@ class _RayMaster(_MasterBase):
         self.h.addRows(k, np.ones(k), np.ones(k), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.V: list[np.ndarray] = []
         self.labels: list[int] = []
-        self.G: np.ndarray | None = None
+        self.lift: _Lift | None = None
         self.cap = max(3000, 4 * k)
         self.max_add = max(50, k // 4)
 
-    def add_points(self, V: np.ndarray, ys: np.ndarray) -> None:
+    def add_points(self, V: np.ndarray, ys: np.ndarray, lift: bool = True) -> None:
         if V.shape[1] == 0:
             return
         # lift each point into the cone (pricing is exact only to 1e-10 absolute, a large
         # relative error on entries of 1e-12 where the loss is largest), so that the
-        # master's value is the value of a truly feasible channel
-        if self.G is None:
-            with np.errstate(over="ignore"):
-                self.G = np.exp(-_closure(self.E))
-        V = np.array([np.max(V[:, j][:, None] * self.G, axis=0) for j in range(V.shape[1])]).T
+        # master's value is the value of a truly feasible channel (the tents are already)
+        if lift:
+            if self.lift is None:
+                self.lift = _Lift(self.E)
+            V = self.lift(np.asarray(V, dtype=float))
         costs = np.einsum("xj,xj->j", self.cost[:, ys], V)
         A = sp.csc_matrix(V)
         n = V.shape[1]
@@ -292,10 +292,10 @@ class _RayMaster(_MasterBase):
         k, m = self.k, self.m
         # start: the best constant channel (always feasible) and one "tent" e^{-D(y, .)} per output
         y0 = int(np.argmin(self.cost.sum(axis=0)))
-        self.add_points(np.ones((k, 1)), np.array([y0]))
+        self.add_points(np.ones((k, 1)), np.array([y0]), lift=False)
         if m == k:
             D = _closure(self.E)
-            self.add_points(np.exp(-D), np.arange(k))
+            self.add_points(np.exp(-D), np.arange(k), lift=False)
         return self.conclude(run(self, _SmoothedPricing(self, alpha), sense="min",
                                  closed=lambda obj, bound: self.converged(obj, rel_gap), progress=self.report(progress)))
 

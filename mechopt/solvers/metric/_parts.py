@@ -231,15 +231,19 @@ def snap_to_cone(Q: np.ndarray, E: np.ndarray, rounds: int = 1, tol: float = 0.0
     row sums by more: then lift and renormalise again, up to ``rounds`` times, until
     the sums stay within ``tol`` of 1 (measured on a 12×12 Euclidean relaxation: the
     deviation shrinks ~4× every round, from 1e-2 to 2e-11 in 60 rounds).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[0, 1.0, np.inf], [1.0, 0, 1.0], [np.inf, 1.0, 0]])   # a path of three places
+    >>> Q = snap_to_cone(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), E)
+    >>> bool(np.all(Q[:, 0] <= np.exp(2.0) * Q[::-1, 0] * (1 + 1e-15)))   # ends within e^2 (two hops)
+    True
     """
-    D = _closure(np.asarray(E, dtype=float))
-    with np.errstate(over="ignore"):
-        G = np.exp(-D)  # G[z, x] = e^{-D[z, x]}
+    lift = _Lift(np.asarray(E, dtype=float))
     Q = np.maximum(np.asarray(Q, dtype=float), 0.0)
     for _ in range(max(rounds, 1)):
-        out = Q.copy()
-        for x in range(Q.shape[0]):
-            np.maximum(out[x], (Q * G[:, x: x + 1]).max(axis=0), out=out[x])
+        out = lift(Q)
         s = out.sum(axis=1, keepdims=True)
         Q = out / s
         if float(np.abs(s - 1.0).max()) <= tol:
@@ -247,7 +251,63 @@ def snap_to_cone(Q: np.ndarray, E: np.ndarray, rounds: int = 1, tol: float = 0.0
     return Q
 
 
+#: a budget matrix with at most this share of finite entries off the diagonal (a grid's
+#: or a street network's edges) is closed by Dijkstra and lifted along its pairs
+SPARSE_SHARE = 0.1
+
+
+def _is_sparse(E: np.ndarray) -> bool:
+    k = E.shape[0]
+    return k > 32 and int(np.isfinite(E).sum()) - k <= SPARSE_SHARE * k * k
+
+
+class _Lift:
+    """``q -> max_z q[z] e^{-D[z, .]}`` for the columns of a matrix, ``D`` the shortest paths of ``E``.
+
+    Dense ``E``: one pass over the places with ``e^{-D}`` (``O(k^2)`` per column). Sparse
+    ``E`` (edges): the same maximum by propagation along the pairs, ``q[b] >= q[a] e^{-E[a, b]}``,
+    repeated until nothing rises (``O(pairs)`` per column and pass, a few passes for a
+    nearly feasible channel) — on a 48×48 grid the dense pass held ``k^3 = 1.2·10^10``
+    products.
+    """
+
+    def __init__(self, E: np.ndarray):
+        self.k = E.shape[0]
+        if _is_sparse(E):
+            a, b = _pairs(E)
+            order = np.argsort(b, kind="stable")
+            self.a, self.b = a[order], b[order]
+            self.g = np.exp(-E[self.a, self.b])[:, None]
+            self.targets, self.starts = np.unique(self.b, return_index=True)
+            self.G = None
+        else:
+            with np.errstate(over="ignore"):
+                self.G = np.exp(-_closure(E))  # G[z, x] = e^{-D[z, x]}
+
+    def __call__(self, Q: np.ndarray) -> np.ndarray:
+        if self.G is not None:
+            out = Q.copy()
+            for x in range(Q.shape[0]):
+                np.maximum(out[x], (Q * self.G[:, x: x + 1]).max(axis=0), out=out[x])
+            return out
+        out = Q.copy()
+        for _ in range(self.k):  # a lift travels at most k - 1 pairs
+            cand = np.maximum.reduceat(out[self.a] * self.g, self.starts, axis=0)
+            rise = cand > out[self.targets]
+            if not rise.any():
+                break
+            np.maximum(out[self.targets], cand, out=cand)
+            out[self.targets] = cand
+        return out
+
+
 def _closure(E: np.ndarray) -> np.ndarray:
+    """Shortest paths of the budgets (``D[a, b] = min`` over paths of the summed ``E``): Floyd–Warshall, or Dijkstra when sparse."""
+    if _is_sparse(E):
+        from scipy.sparse.csgraph import shortest_path
+
+        a, b = _pairs(E)
+        return shortest_path(sp.csr_matrix((E[a, b], (a, b)), shape=E.shape), method="D", directed=True)
     D = E.copy()
     for z in range(D.shape[0]):
         np.minimum(D, D[:, z : z + 1] + D[z : z + 1, :], out=D)
