@@ -48,11 +48,8 @@ MIN_K = 40
 HEAVY = 10
 #: at most this many refinements of the runs
 REFINEMENTS = 6
-#: node budget of a quick pricing (an exhaustive one follows when it finds nothing), and
-#: its time: this share of the time left, at least ROUND_MIN_S seconds
+#: node budget of a quick pricing (an exhaustive one follows when it finds nothing)
 QUICK_NODES = 300
-ROUND_SHARE = 0.05
-ROUND_MIN_S = 3.0
 
 
 def applies(obj: Objective, cs) -> bool:
@@ -195,17 +192,11 @@ def start(master, obj: Objective, cone: Staircases, tol, stats: dict, new_master
             d = Phi @ lam
             rounds += 1
             tp = time.perf_counter()
-            floor = 0.25 * tol(val_a)
-            # the quick search stops after a share of the time left, like a round of the loop
-            token = DEADLINE.set(min(DEADLINE.get(), tp + max(ROUND_MIN_S, ROUND_SHARE * (DEADLINE.get() - tp))))
-            try:
-                r = price(cone, obj, d, floor=floor, max_nodes=quick_nodes, top=top)
-            finally:
-                DEADLINE.reset(token)
-            new = r.columns[:, column_utility(obj, r.columns) - d @ r.columns > floor]
+            r = price(cone, obj, d, floor=0.0, max_nodes=quick_nodes, top=top)
+            new = r.columns[:, column_utility(obj, r.columns) - d @ r.columns > 0.25 * tol(val_a)]
             if new.shape[1] == 0 and not r.exact:
-                r = price(cone, obj, d, floor=floor, max_nodes=None, top=top)
-                new = r.columns[:, column_utility(obj, r.columns) - d @ r.columns > floor]
+                r = price(cone, obj, d, floor=0.0, max_nodes=None, top=top)
+                new = r.columns[:, column_utility(obj, r.columns) - d @ r.columns > 0.25 * tol(val_a)]
             bound = float(d.sum()) + max(r.upper, 0.0) * r.mass
             stats["aggregated_pricing_s"] = stats.get("aggregated_pricing_s", 0.0) + time.perf_counter() - tp
             if bound < best:
