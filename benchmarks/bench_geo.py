@@ -174,6 +174,8 @@ CASES = {
     "spanner20": "20×20 grid, Euclidean: spanner mode (δ = 1.1, 1.5) vs exact",
     "baselines": "10×10 grid, Euclidean: exponential mechanism and planar Laplace (+ remap) vs optimum",
     "map150": "150 places from a map (latitude/longitude, haversine, check-in prior), ε = 2 per km",
+    "scaling": "n×n Manhattan grids, clustered prior, n in --sizes (default 16,24,32,48,64): time, peak memory, "
+               "proven gap at a time limit of 600 s (n <= 48) or 1 800 s (not in the default run: ~50 min)",
 }
 
 
@@ -197,7 +199,8 @@ def _how(m: dict) -> str:
 def main(argv=None) -> list[str]:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_geo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(c for c in CASES if c != "scaling"))
+    ap.add_argument("--sizes", default="16,24,32,48,64", help="grid sizes of the scaling case")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--methods", default="auto", help="labeled LP methods to run for grid10/euclid10/grid20/grid32 "
                     "(auto, ipm, decompose), each in the same run")
@@ -261,6 +264,14 @@ def main(argv=None) -> list[str]:
                      f"{_fmt(ex.get('t', math.nan) / s.get('t', math.nan), '.1f')}× | {_fmt(s.get('peak_mb'), '.0f')} | "
                      f"utility loss vs the exact optimum: {_fmt(100 * lo if lo is not None else None, '.1f')} % to "
                      f"{_fmt(100 * hi if hi is not None else None, '.1f')} % (the exact run's channel and bound) |")
+        elif case == "scaling":
+            for n in (int(v) for v in args.sizes.split(",")):
+                tl = 600.0 if n <= 48 else 1800.0
+                m = isolated(run_mechopt, n, "manhattan", tl, None, "auto", timeout=tl + 1800)
+                emit(f"| scaling {n}×{n} ({n * n} places, limit {tl:.0f} s) | {_fmt(m.get('t'), '.2f')} | "
+                     f"{m.get('status', m.get('error', m.get('timeout')))} | {_fmt(m.get('objective'), '.10g')} | "
+                     f"{_fmt(m.get('rel_gap'), '.1e')} | — | — | — | {_fmt(m.get('peak_mb'), '.0f')} | "
+                     f"bound {_fmt(m.get('bound'), '.10g')}; {_how(m)} |")
         elif case == "map150":
             for method in args.methods.split(","):
                 m = isolated(run_map, 150, None, method, timeout=args.timeout)
