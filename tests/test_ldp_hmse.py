@@ -118,3 +118,25 @@ def test_runs_split_where_a_column_raises_part_of_them():
     assert [r.tolist() for r in _ldp_hmse.split_runs(runs, V)] == [[0, 1], [2], [3, 4]]
     Phi = _ldp_hmse.basis(P, runs)
     assert Phi.shape == (5, 5) and np.allclose(Phi.sum(axis=0), 1.0)
+
+
+def test_a_search_past_its_deadline_still_bounds_the_maximum(monkeypatch):
+    """Past the deadline, children keep their parent's bound: the bound returned still covers every set."""
+    from mechopt.solvers.free._pricing_base import DEADLINE
+
+    monkeypatch.setattr(_pricing_sep, "ENUMERATE_FREE", 2)
+    k, eps = 10, 1.0
+    sets = all_sets(k)
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        P = rng.dirichlet(np.full(k, 0.7))
+        for scale in (1.0, 0.3):
+            d = scale * float((P ** 2).sum()) * rng.normal(size=k)
+            best = float(hist_reduced(P, d, eps, sets).max())
+            token = DEADLINE.set(0.0)  # long past
+            try:
+                r = price(Staircases(np.arange(k), np.arange(k), eps), Objective("histogram_mse", P), d,
+                          floor=-math.inf)
+            finally:
+                DEADLINE.reset(token)
+            assert r.upper >= best - 1e-12 * max(1.0, abs(best))

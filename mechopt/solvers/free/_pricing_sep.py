@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from typing import Callable
 
 import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
 from ._ldp_neighbours import NEIGHBOURS, neighbour_masks
-from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
-                       zero_prior_staircases)
+from ._pricing_base import (DEADLINE, Priced, Staircases, Collector, best_first, rescore, safety_margin,
+                            staircase_setup, zero_prior_staircases)
 
 # -- separable objectives: histogram MSE and mutual information ---------------------------
 
@@ -353,9 +354,14 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     counter = 0
     pruned = -math.inf
 
-    def push(inm, outm):
+    def push(inm, outm, parent=math.inf):
         nonlocal counter, pruned
         fi = np.flatnonzero(~(inm | outm | zero))
+        if parent < math.inf and len(fi) and time.perf_counter() > DEADLINE.get():
+            # past the deadline: the child keeps its parent's bound, and the search stops within 64 nodes
+            counter += 1
+            heapq.heappush(heap, (-parent, counter, inm, outm, int(fi[0])))
+            return
         if len(fi) <= ENUMERATE_FREE:
             best_here = enumerate_free(inm, fi)
             pruned = max(pruned, best_here + safety_margin(best_here, HU, dU))
@@ -380,8 +386,16 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         counter += 1
         heapq.heappush(heap, (-ub, counter, inm, outm, int(fi[order[m]])))
 
+    def branch(item):  # as _split_in_out, handing the parent's bound to the children
+        ub, _, inm, outm, j = -item[0], *item[1:]
+        i1, o1 = inm.copy(), outm.copy()
+        i1[j] = True
+        o1[j] = True
+        push(i1, outm, ub)
+        push(inm, o1, ub)
+
     push(base_in.copy(), zero & ~base_in)
-    open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
+    open_bound, exact, nodes = best_first(heap, branch, col, floor, max_nodes)
     pruned = max(pruned, open_bound)
     upper = max(pruned, col.best)
     col = _with_neighbours(col, value_sets, pG, dG, G, cone, k, floor)
