@@ -18,6 +18,8 @@ ULDP (every third input sensitive) and LIP with the objective's prior. Sections:
 * ``lip_mmse`` — LIP MMSE at k = 100 (target: proven optimal in <= 30 s);
 * ``lip_design`` — LIP ``estimation_variance`` (the prior as ``p0``) at k = 100, time
   limit 600 s (target: proven gap <= 1e-3);
+* ``lip_window`` — LIP histogram MSE and MI at k = 24, 27, 30 (ε = 1) and k = 50 (ε = 2, 3),
+  time limit 60 s (target: proven optimal; sections ``lip_eps1``, ``lip_eps2``, ``lip_eps3``);
 * ``uniform`` — LDP with a uniform prior, histogram MSE and MI, k = 10 000 (target: <= 5 s,
   <= k outputs or a family, verified).
 
@@ -40,16 +42,17 @@ KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
 NOTIONS = ("ldp", "block", "high_low", "uldp", "lip")
 
 
-def problem(notion: str, kind: str, k: int, uniform: bool = False) -> dict:
+def problem(notion: str, kind: str, k: int, uniform: bool = False, eps: float | None = None) -> dict:
+    e = EPS if eps is None else eps
     rng = np.random.default_rng(SEED + k)
     P = np.full(k, 1.0 / k) if uniform else rng.dirichlet(np.ones(k))
     labels = [str(x) for x in range(k)]
-    priv = {"ldp": {"notion": "ldp", "epsilon": EPS},
-            "block": {"notion": "block", "epsilon": EPS,
+    priv = {"ldp": {"notion": "ldp", "epsilon": e},
+            "block": {"notion": "block", "epsilon": e,
                       "blocks": [labels[: k // 2], labels[k // 2: k - 1], labels[-1:]]},
-            "high_low": {"notion": "high_low", "epsilon": EPS, "sensitive": labels[::2]},
-            "uldp": {"notion": "uldp", "epsilon": EPS, "sensitive": labels[::3]},
-            "lip": {"notion": "lip", "epsilon": EPS, "prior": P.tolist()}}[notion]
+            "high_low": {"notion": "high_low", "epsilon": e, "sensitive": labels[::2]},
+            "uldp": {"notion": "uldp", "epsilon": e, "sensitive": labels[::3]},
+            "lip": {"notion": "lip", "epsilon": e, "prior": P.tolist()}}[notion]
     obj: dict = {"kind": kind} if uniform else {"kind": kind, "prior": P.tolist()}
     if kind == "estimation_variance":
         obj = {"kind": kind, "p0": P.tolist()}
@@ -61,14 +64,14 @@ def problem(notion: str, kind: str, k: int, uniform: bool = False) -> dict:
 
 
 def run(notion: str, kind: str, k: int, method: str = "auto", time_limit: float | None = None,
-        uniform: bool = False) -> dict:
+        uniform: bool = False, eps: float | None = None) -> dict:
     import warnings
 
     from mechopt import solve
     from mechopt.objectives import objective_scale
     from mechopt._problem import load_problem
 
-    doc = problem(notion, kind, k, uniform)
+    doc = problem(notion, kind, k, uniform, eps)
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
     r = solve(doc, method=method, quiet=True, time_limit=time_limit)
@@ -117,6 +120,14 @@ def grid(section: str, k: int, limit: float, notions=NOTIONS, kinds=KINDS) -> li
             for n in notions for kind in kinds]
 
 
+def lip_window(limit: float = 60) -> list[dict]:
+    """LIP histogram MSE and MI where the chord bound is not tight: k = 24, 27, 30 at ε = 1, k = 50 at ε = 2, 3."""
+    return [_row(f"lip_eps{eps:g}", "lip", kind, k,
+                 isolated(run, "lip", kind, k, "auto", limit, False, eps, timeout=limit + 120))
+            for k, eps in ((24, 1.0), (27, 1.0), (30, 1.0), (50, 2.0), (50, 3.0))
+            for kind in ("histogram_mse", "mutual_information")]
+
+
 def uniform(k: int = 10_000) -> list[dict]:
     return [_row("uniform", "ldp", kind, k, isolated(run, "ldp", kind, k, "auto", None, True, timeout=120))
             for kind in ("histogram_mse", "mutual_information")]
@@ -136,13 +147,14 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a subset that runs in under a minute")
-    ap.add_argument("--only", help="comma-separated sections: vs_rays,k50,k200,lip_mmse,lip_design,uniform")
+    ap.add_argument("--only", help="comma-separated sections: vs_rays,k50,k200,lip_mmse,lip_design,lip_window,uniform")
     ap.add_argument("--limit200", type=float, default=600.0, help="time limit of each k = 200 case (s)")
     ap.add_argument("--md", help="write the table here (default: benchmarks/results/large-<date>.md)")
     ap.add_argument("--json", help="write the rows here (default: benchmarks/results/large-<date>.json)")
     args = ap.parse_args(argv)
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
-    only = set(args.only.split(",")) if args.only else {"vs_rays", "k50", "k200", "lip_mmse", "lip_design", "uniform"}
+    only = set(args.only.split(",")) if args.only else {"vs_rays", "k50", "k200", "lip_mmse", "lip_design", "lip_window",
+                                                         "uniform"}
     rows: list[dict] = []
     if args.quick:
         rows += vs_rays(12, notions=("ldp", "lip"), kinds=("mmse", "bayes_risk"))
@@ -158,6 +170,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows += grid("lip_mmse", 100, 30, notions=("lip",), kinds=("mmse",))
         if "lip_design" in only:
             rows += grid("lip_design", 100, 600, notions=("lip",), kinds=("estimation_variance",))
+        if "lip_window" in only:
+            rows += lip_window()
         if "uniform" in only:
             rows += uniform()
         if "k200" in only:

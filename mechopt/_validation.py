@@ -39,7 +39,7 @@ PRIOR_SUM_TOL = 1e-9
 #: (docs/limits in the README): the number of inputs of any problem; the size k x m of a
 #: labeled channel; k for objectives and notions that carry a k x k matrix
 MAX_INPUTS = 100_000
-MAX_LABELED_ENTRIES = 16_000_000
+MAX_LABELED_ENTRIES = 25_000_000  # 5 000 x 5 000, the largest square channel MAX_MATRIX_INPUTS allows (64 x 64 grids: 1.7e7)
 MAX_MATRIX_INPUTS = 5_000
 _NUMBER = (int, float, np.integer, np.floating)
 

@@ -14,7 +14,8 @@ import time
 import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, Objective, ObjectiveType
-from ._pricing_base import LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
+from ._lip_mitm import MITM_MAX_ITEMS, near_chord_lists, price_lip_mitm
+from ._pricing_base import DEADLINE, LipSlice, Priced, Collector, envelope_search, rescore, safety_margin, best_first
 from ._pricing_sep import _phi
 
 
@@ -114,8 +115,48 @@ def price_lip_mmse(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: floa
     return rescore(obj, col, d, P, upper, 1.0, exact, nodes, k)
 
 
+#: Seconds the branch and bound spends finding the first columns of the meet in the middle.
+SEED_SECONDS = 0.03
+
+
 def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
                         max_nodes: int | None = None, top: int = 10) -> Priced:
+    """Exact pricing of histogram MSE or mutual information on a LIP slice.
+
+    The branch and bound (:func:`lip_separable_bnb`) runs first for at most
+    :data:`SEED_SECONDS`; if it has not finished, its columns seed the meet in the middle
+    (:func:`._lip_mitm.price_lip_mitm`), which is exact over every vertex while the
+    subsets under ``rho`` of half the inputs fit in a list; beyond, the branch and bound
+    goes on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mechopt.objectives import Objective
+    >>> P = np.random.default_rng(0).dirichlet(np.ones(24))
+    >>> o = Objective("mutual_information", P)
+    >>> d = lip_chord_duals(LipSlice(P, 1.0), o)
+    >>> r = price_lip_separable(LipSlice(P, 1.0), o, d)
+    >>> r.exact, bool(r.upper <= 1e-12)          # the chord duals are dual feasible
+    (True, True)
+    """
+    if len(cone.prior) > MITM_MAX_ITEMS:
+        return lip_separable_bnb(cone, obj, d, floor=floor, max_nodes=max_nodes, top=top)
+    token = DEADLINE.set(min(DEADLINE.get(), time.perf_counter() + SEED_SECONDS))
+    try:
+        seed = lip_separable_bnb(cone, obj, d, floor=floor, max_nodes=max_nodes, top=top)
+    finally:
+        DEADLINE.reset(token)
+    if seed.exact:
+        return seed
+    r = price_lip_mitm(cone, obj, d, floor=floor, top=top, seed=seed)
+    if r is not None:
+        return r
+    return lip_separable_bnb(cone, obj, d, floor=floor, max_nodes=max_nodes, top=top)
+
+
+def lip_separable_bnb(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
+                      max_nodes: int | None = None, top: int = 10) -> Priced:
     """Branch-and-bound pricing of histogram MSE or mutual information on a LIP slice.
 
     On ``{P·v = 1, lo <= v <= hi}`` the reduced value is ``sum_x phi_x(v_x) - d·v`` with
@@ -136,7 +177,7 @@ def price_lip_separable(cone: LipSlice, obj: Objective, d: np.ndarray, *, floor:
     >>> from mechopt.objectives import Objective
     >>> P = np.array([0.5, 0.3, 0.2])
     >>> o = Objective("histogram_mse", P)
-    >>> price_lip_separable(LipSlice(P, 1.0), o, np.zeros(3)).exact
+    >>> lip_separable_bnb(LipSlice(P, 1.0), o, np.zeros(3)).exact
     True
     """
     kind = obj.type
@@ -335,8 +376,10 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     ``P_j z_j = rho - P(S)``, ``rho = (1 - lo)/(hi - lo)``; it falls short of the chord
     only at ``j``, by a concave function of ``z_j`` that is 0 at both ends, so below its
     tangents there. A shortfall of at most ``target`` therefore asks ``P(S)`` to lie in
-    a window of width ``target / slope`` next to ``rho`` or ``rho - P_j``. Sets are drawn
-    at random (each input with probability ``rho``, raised for inputs the columns so far
+    a window of width ``target / slope`` next to ``rho`` or ``rho - P_j``. Where the
+    subsets of half the inputs fit in a list (:func:`._lip_mitm.near_chord_lists`), every
+    set in those windows comes from pairs of the two lists and the columns are picked
+    among them; otherwise sets are drawn at random (each input with probability ``rho``, raised for inputs the columns so far
     cover less, then trimmed to ``P(S) <= rho``) and moved into a window by swapping at
     most ``q`` inputs in and ``q`` out (``q`` as large as :data:`NEAR_CHORD_MOVES` swaps
     allow): the sums of the swaps, sorted once, meet in the middle by binary search. Each
@@ -374,6 +417,9 @@ def near_chord_vertices(cone: LipSlice, obj: Objective, target: float, n: int, r
     # shortfall slopes at z_j = 0 and z_j = 1, and the windows of P(S) they leave
     s0 = delta_v * (kappa - _phi_slope(kind, P, lo))
     s1 = delta_v * (_phi_slope(kind, P, hi) - kappa)
+    V = near_chord_lists(P_all, cone.eps, kind, (kappa, beta), (s0, s1), target, n, rng)
+    if V is not None:
+        return V
     with np.errstate(divide="ignore"):
         w0 = np.minimum(1.0, target / np.maximum(s0, 1e-300)) * P
         w1 = np.minimum(1.0, target / np.maximum(s1, 1e-300)) * P

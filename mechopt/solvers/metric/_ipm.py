@@ -340,8 +340,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     deadline : float, optional
         ``time.perf_counter()`` value after which the current iterate is returned.
     progress : callable(it, pobj, dobj, m), optional
-    enough : callable(Q, mu, Pi) -> bool, optional
-        Asked at every iterate whose relative gap is ``<= check_below``; ``True`` stops the
+    enough : callable(Q, mu, Pi, rel) -> bool, optional
+        Asked at every iterate whose relative gap ``rel`` is ``<= check_below``; ``True`` stops the
         run (e.g. a proven bound from these duals already closes the caller's gap: the
         last iterations to ``tol`` cost the most on large grids).
     linalg : ``"auto"``, ``"dense"`` or ``"band"``
@@ -411,7 +411,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         if rel <= tol and float(np.abs(r_d).max()) <= 1e-12 and float(np.abs(r_link).max()) <= 1e-12:
             status = "optimal"
             break
-        if enough is not None and rel <= check_below and enough(q, mu * scale, pi * (scale * rho)[:, None]):
+        if enough is not None and rel <= check_below and enough(q, mu * scale, pi * (scale * rho)[:, None], rel):
             status, message = "optimal", f"the caller's test passed at relative gap {rel:.1e}"
             break
         history.append(rel)

@@ -108,7 +108,7 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     deadline = None if time_limit is None else t0 + float(time_limit) - min(0.05 * float(time_limit), 30.0)
     last: dict = {}
 
-    def closes(Qi, mu, Pi) -> bool:
+    def closes(Qi, mu, Pi, rel) -> bool:
         # the exported channel pays a little more in the repair: ask for half the gap
         Qs = snap_to_cone(np.maximum(Qi, 0.0), E)
         obj = float(np.sum(cost * Qs))
