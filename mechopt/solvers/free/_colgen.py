@@ -35,6 +35,7 @@ from ...objectives import column_utility, offset_sign
 from ..._problem import Objective
 from ..backends._adapters import new_highs
 from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Found, Round, run
+from . import _ldp_hmse as ldp_hmse
 from ._pricing import price, priced
 from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
@@ -561,7 +562,9 @@ def _column_generation(obj, cs, t0, rel_gap, time_limit, quick_nodes, top, max_r
             stats["chord_bound"] = best_bound
             _near_chord(master, obj, cs.pieces[0], best_bound, rel_gap * max(abs(offset + sign * best_bound),
                                                                           scale_floor, 1e-300), t0, time_limit, stats)
-            inv.extend([False] * (master.V.shape[1] - len(inv)))
+    elif ldp_hmse.applies(obj, cs):  # rank intervals, block-aggregated duals (_ldp_hmse)
+        best_bound, d_best = ldp_hmse.start(master, obj, cs.pieces[0], tol, stats, Master, progress)
+    inv.extend([False] * (master.V.shape[1] - len(inv)))
     restricted = _Restricted(master, obj, inv, max(MASTER_KEEP_PER_INPUT * k, 1000), protect, stats)
     round_s = max(ROUND_MIN_S, ROUND_SHARE * time_limit) if time_limit is not None else math.inf
     pricer = _ConePricer(obj, cs, tol, top=top, quick_nodes=quick_nodes, smoothing=smoothing, bound=best_bound,

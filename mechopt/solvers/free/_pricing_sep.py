@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from typing import Callable
 
 import numpy as np
 
 from ...objectives import HISTOGRAM_MSE, MUTUAL_INFORMATION, Objective, ObjectiveType
-from ._pricing_base import (Priced, Staircases, Collector, best_first, rescore, safety_margin, staircase_setup,
-                       zero_prior_staircases)
+from ._ldp_neighbours import NEIGHBOURS, neighbour_masks
+from ._pricing_base import (DEADLINE, Priced, Staircases, Collector, best_first, rescore, safety_margin,
+                            staircase_setup, zero_prior_staircases)
 
 # -- separable objectives: histogram MSE and mutual information ---------------------------
 
@@ -29,6 +31,20 @@ def _split_in_out(push: Callable) -> Callable:
         push(i1, outm)
         push(inm, o1)
     return branch
+
+
+def _with_neighbours(col: Collector, value: Callable, pG: np.ndarray, dG: np.ndarray, G: np.ndarray,
+                     cone: Staircases, k: int, floor: float) -> Collector:
+    """``col`` plus the best one-flip and swap neighbours of its sets (:mod:`._ldp_neighbours`)."""
+    items = sorted(col.items, key=lambda it: -it[0])
+    seeds = [np.unpackbits(np.frombuffer(it[2], np.uint8), count=len(pG)).astype(bool) for it in items]
+    out = Collector(col.top + NEIGHBOURS)
+    for val, _, key, v in items:
+        out.offer(val, key, lambda v=v: v)
+    for val, m in neighbour_masks(value, pG, dG, seeds, NEIGHBOURS, floor):
+        S = G[m]
+        out.offer(val, np.packbits(m).tobytes(), lambda S=S: cone.ray(k, S))
+    return out
 
 
 def _phi(kind: ObjectiveType, P: np.ndarray, t: np.ndarray | float) -> np.ndarray:
@@ -133,56 +149,51 @@ def _staircase_mi_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: fl
     push(base_in.copy(), zero & ~base_in)
     open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    upper = max(pruned, col.best)
+    col = _with_neighbours(col, lambda pi, sq, dl: F(pi, dl), pG, dG, G, cone, k, floor)
+    return rescore(obj, col, d, s, upper, PU, exact, nodes, k)
 
 
 #: below this many free items a node is finished by scoring all their subsets
 ENUMERATE_FREE = 10
 
 
-def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u_lo: float, u_hi: float,
-                           a: float, E: float):
-    """``max_u [H/u^2 - D/u + (a/u) K(theta(u), pi(u))]`` exactly, over ``[u_lo, u_hi]``.
+#: a node's ``u`` range with more cells of one greedy order than this is first bounded on
+#: :data:`COARSE_CELLS` coarse cells, and only the coarse cells above the cut are refined
+FINE_CELLS = 256
+COARSE_CELLS = 32
+#: exact cells are evaluated this many (cells x items) at a time (memory)
+CELL_ELEMENTS = 1 << 21
 
-    ``K(theta, pi) = max {theta sigma(z) - delta(z) : P·z = pi, 0 <= z <= 1}`` is the
-    continuous knapsack of the free items (``sigma = sum z P^2``, ``delta = sum z d``),
-    ``theta(u) = (E + 1)/u`` and ``pi(u) = (u - u_lo)/a``. The greedy order (by
-    ``theta P_x - d_x/P_x``) changes only where two items' keys cross, so ``[u_lo, u_hi]``
-    splits into cells of one order; inside a cell the capacity crosses prefix sums, and
-    between two crossings (one fractional item) the bound is ``alpha/u^2 + beta/u + gamma``,
-    maximised in closed form. Returns ``(bound, order, m, u)``: the best piece has the
-    first ``m`` items of ``order`` whole and item ``order[m]`` fractional, unless it is
-    attained at a prefix (``u`` there; then ``order[m]`` is not fractional and ``m`` counts
-    the prefix).
+
+def _cell_pieces(pf, df, H, D, u_lo, a, E, th_a, th_b, exact: bool):
+    """The bound on each cell ``theta in [th_a[c], th_b[c]]`` split into pieces of one fractional item.
+
+    ``exact``: the greedy order is constant on each cell and ``theta(u)`` enters exactly.
+    Otherwise the order is the one at ``th_b`` and ``theta`` is over-estimated by ``th_b``
+    (``K`` increases with ``theta``: ``sigma >= 0``), a valid upper bound on any cell.
+    Returns ``(vals, cell, m, u_best, orders, cP)`` per piece.
     """
     n = len(pf)
     g = df / pf
-    th_lo, th_hi = (E + 1.0) / u_hi, (E + 1.0) / u_lo
-    dP = pf[:, None] - pf[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cross = (g[:, None] - g[None, :]) / dP
-    iu = np.triu_indices(n, 1)
-    cr = cross[iu]
-    cr = np.unique(cr[np.isfinite(cr) & (cr > th_lo) & (cr < th_hi)])
-    ths = np.concatenate([[th_lo], cr, [th_hi]])
-    mids = 0.5 * (ths[:-1] + ths[1:])
-    keys = mids[:, None] * pf[None, :] - g[None, :]
+    key_th = 0.5 * (th_a + th_b) if exact else th_b
+    keys = key_th[:, None] * pf[None, :] - g[None, :]
     orders = np.argsort(-keys, axis=1, kind="stable")
     P_o, d_o = pf[orders], df[orders]
-    zc = np.zeros((len(mids), 1))
+    zc = np.zeros((len(key_th), 1))
     cP = np.hstack([zc, np.cumsum(P_o, axis=1)])
     cS = np.hstack([zc, np.cumsum(P_o**2, axis=1)])
     cD = np.hstack([zc, np.cumsum(d_o, axis=1)])
-    # cell c spans u in [(E+1)/ths[c+1], (E+1)/ths[c]]; capacity pi(u) = (u - u_lo)/a
-    ua_c = (E + 1.0) / ths[1:]
-    ub_c = (E + 1.0) / ths[:-1]
+    # cell c spans u in [(E+1)/th_b[c], (E+1)/th_a[c]]; capacity pi(u) = (u - u_lo)/a
+    ua_c = (E + 1.0) / th_b
+    ub_c = (E + 1.0) / th_a
     pa = np.clip((ua_c - u_lo) / a, 0.0, cP[:, -1])
     pb = np.clip((ub_c - u_lo) / a, 0.0, cP[:, -1])
     # the pieces of each cell: prefix index m with cP[m] < pi < cP[m+1] for pi in [pa, pb]
     m_a = np.clip((cP <= pa[:, None]).sum(axis=1) - 1, 0, n - 1)
     m_b = np.maximum(np.clip((cP < pb[:, None]).sum(axis=1) - 1, 0, n - 1), m_a)
     counts = m_b - m_a + 1
-    cell = np.repeat(np.arange(len(mids)), counts)
+    cell = np.repeat(np.arange(len(key_th)), counts)
     m = np.repeat(m_a, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
     j = orders[cell, m]
     p0, s0, d0 = cP[cell, m], cS[cell, m], cD[cell, m]
@@ -191,14 +202,21 @@ def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u
     u_a = np.maximum(ua_c[cell], u_lo + a * p0)
     u_b = np.minimum(ub_c[cell], u_lo + a * (p0 + Pj))
     ok = u_b >= u_a
-    # sigma = s0 + (pi - p0) Pj, delta = d0 + (pi - p0) dj/Pj, pi = (u - u_lo)/a
+    # sigma = sig0 + rs u/a, delta = del0 + rd u/a on the piece (pi = (u - u_lo)/a)
     rs, rd = Pj, dj / Pj
     sig0 = s0 - rs * (p0 + u_lo / a)
     del0 = d0 - rd * (p0 + u_lo / a)
-    b = E * E - 1.0
-    alpha = H + b * sig0
-    beta = b * rs / a - D - a * del0
-    gamma = -rd  # -(a/u) * (rd u / a)
+    if exact:  # (H + b sigma)/u^2 - (D + a delta)/u
+        b = E * E - 1.0
+        alpha = H + b * sig0
+        beta = b * rs / a - D - a * del0
+        gamma = -rd
+    else:  # H/u^2 - D/u + (a/u)(th_b sigma - delta)
+        tb = th_b[cell]
+        alpha = np.full(len(j), H)
+        beta = a * (tb * sig0 - del0) - D
+        gamma = tb * rs - rd
+
     def F(u):
         return alpha / (u * u) + beta / u + gamma
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -208,17 +226,78 @@ def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u
     cand[:, ~ok] = -np.inf
     which = np.argmax(cand, axis=0)
     vals = cand[which, np.arange(len(j))]
-    i = int(np.argmax(vals))
-    u_best = [u_a, u_b, us][int(which[i])][i]
+    u_best = np.choose(which, [u_a, u_b, us])
+    return vals, cell, m, u_best, orders, cP
+
+
+def _hist_parametric_bound(pf: np.ndarray, df: np.ndarray, H: float, D: float, u_lo: float, u_hi: float,
+                           a: float, E: float, cut: float = -math.inf):
+    """``max_u [H/u^2 - D/u + (a/u) K(theta(u), pi(u))]`` over ``[u_lo, u_hi]``, exactly where it exceeds ``cut``.
+
+    ``K(theta, pi) = max {theta sigma(z) - delta(z) : P·z = pi, 0 <= z <= 1}`` is the
+    continuous knapsack of the free items (``sigma = sum z P^2``, ``delta = sum z d``),
+    ``theta(u) = (E + 1)/u`` and ``pi(u) = (u - u_lo)/a``. The greedy order (by
+    ``theta P_x - d_x/P_x``) changes only where two items' keys cross, so ``[u_lo, u_hi]``
+    splits into cells of one order; inside a cell the capacity crosses prefix sums, and
+    between two crossings (one fractional item) the bound is ``alpha/u^2 + beta/u + gamma``,
+    maximised in closed form. With more than :data:`FINE_CELLS` cells, :data:`COARSE_CELLS`
+    coarse cells are bounded first (:func:`_cell_pieces` with ``exact=False``) and only those
+    above ``cut`` are split into their exact cells; the result is then the exact maximum
+    if it exceeds ``cut``, else a bound at most ``cut``. Returns ``(bound, order, m, u)``:
+    the best piece has the first ``m`` items of ``order`` whole and item ``order[m]``
+    fractional, unless it is attained at a prefix of an exact cell, or lies at most at
+    ``cut`` (``u = -1`` then; ``m`` counts the prefix).
+    """
+    g = df / pf
+    th_lo, th_hi = (E + 1.0) / u_hi, (E + 1.0) / u_lo
+    dP = pf[:, None] - pf[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (g[:, None] - g[None, :]) / dP
+    cr = cross[np.triu_indices(len(pf), 1)]
+    cr = np.unique(cr[np.isfinite(cr) & (cr > th_lo) & (cr < th_hi)])
+    ths = np.concatenate([[th_lo], cr, [th_hi]])
+    rest, rest_at = -math.inf, None
+    if len(ths) - 1 > FINE_CELLS:
+        tc = np.sort((E + 1.0) / np.geomspace(u_lo, u_hi, COARSE_CELLS + 1))
+        tc[0], tc[-1] = th_lo, th_hi
+        vals, cell, m, _, orders, _ = _cell_pieces(pf, df, H, D, u_lo, a, E, tc[:-1], tc[1:], exact=False)
+        top = np.full(COARSE_CELLS, -np.inf)
+        np.maximum.at(top, cell, vals)
+        hot = top > cut
+        if (~hot).any():
+            i = int(np.argmax(np.where(hot[cell], -np.inf, vals)))
+            rest, rest_at = float(vals[i]), (orders[cell[i]], int(m[i]))
+        # the exact cells of the hot coarse cells
+        lo, hi = [], []
+        for c in np.flatnonzero(hot):
+            inner = cr[(cr > tc[c]) & (cr < tc[c + 1])]
+            edges = np.concatenate([[tc[c]], inner, [tc[c + 1]]])
+            lo.append(edges[:-1])
+            hi.append(edges[1:])
+        if not lo:
+            return rest, rest_at[0], rest_at[1], -1.0
+        th_a, th_b = np.concatenate(lo), np.concatenate(hi)
+    else:
+        th_a, th_b = ths[:-1], ths[1:]
+    best = None  # (value, order, m, u, cP of that order): the cells in chunks of CELL_ELEMENTS / n (memory)
+    step = max(1, CELL_ELEMENTS // len(pf))
+    for c0 in range(0, len(th_a), step):
+        vals, cell, m, u_all, orders, cP = _cell_pieces(pf, df, H, D, u_lo, a, E, th_a[c0:c0 + step],
+                                                        th_b[c0:c0 + step], exact=True)
+        i = int(np.argmax(vals))
+        if best is None or vals[i] > best[0]:
+            best = (float(vals[i]), orders[cell[i]], int(m[i]), float(u_all[i]), cP[cell[i]])
+    val, order, m_i, u_best, cP_i = best
+    if rest >= val:
+        return rest, rest_at[0], rest_at[1], -1.0
     # attained at a prefix (an end of the piece where the capacity is cP[m] or cP[m+1])?
     pi_best = (u_best - u_lo) / a
-    c_i, m_i = int(cell[i]), int(m[i])
-    tol = 1e-13 * max(1.0, cP[c_i, -1])
-    if abs(pi_best - cP[c_i, m_i]) <= tol:
-        return float(vals[i]), orders[c_i], m_i, -1.0
-    if abs(pi_best - cP[c_i, m_i + 1]) <= tol:
-        return float(vals[i]), orders[c_i], m_i + 1, -1.0
-    return float(vals[i]), orders[c_i], m_i, float(u_best)
+    tol = 1e-13 * max(1.0, cP_i[-1])
+    if abs(pi_best - cP_i[m_i]) <= tol:
+        return val, order, m_i, -1.0
+    if abs(pi_best - cP_i[m_i + 1]) <= tol:
+        return val, order, m_i + 1, -1.0
+    return val, order, m_i, u_best
 
 
 def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: float, max_nodes: int | None,
@@ -275,9 +354,14 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
     counter = 0
     pruned = -math.inf
 
-    def push(inm, outm):
+    def push(inm, outm, parent=math.inf):
         nonlocal counter, pruned
         fi = np.flatnonzero(~(inm | outm | zero))
+        if parent < math.inf and len(fi) and time.perf_counter() > DEADLINE.get():
+            # past the deadline: the child keeps its parent's bound, and the search stops within 64 nodes
+            counter += 1
+            heapq.heappush(heap, (-parent, counter, inm, outm, int(fi[0])))
+            return
         if len(fi) <= ENUMERATE_FREE:
             best_here = enumerate_free(inm, fi)
             pruned = max(pruned, best_here + safety_margin(best_here, HU, dU))
@@ -287,7 +371,7 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         D = dU + a * float(dG[inm].sum())
         u_lo = PU + a * pi_in
         u_hi = u_lo + a * float(pG[fi].sum())
-        ub, order, m, u = _hist_parametric_bound(pG[fi], dG[fi], H, D, u_lo, u_hi, a, E)
+        ub, order, m, u = _hist_parametric_bound(pG[fi], dG[fi], H, D, u_lo, u_hi, a, E, max(col.best, floor))
         mask = inm.copy()
         mask[fi[order[:m]]] = True
         offer(mask)
@@ -302,10 +386,20 @@ def _staircase_hist_bnb(cone: Staircases, obj: Objective, d: np.ndarray, floor: 
         counter += 1
         heapq.heappush(heap, (-ub, counter, inm, outm, int(fi[order[m]])))
 
+    def branch(item):  # as _split_in_out, handing the parent's bound to the children
+        ub, _, inm, outm, j = -item[0], *item[1:]
+        i1, o1 = inm.copy(), outm.copy()
+        i1[j] = True
+        o1[j] = True
+        push(i1, outm, ub)
+        push(inm, o1, ub)
+
     push(base_in.copy(), zero & ~base_in)
-    open_bound, exact, nodes = best_first(heap, _split_in_out(push), col, floor, max_nodes)
+    open_bound, exact, nodes = best_first(heap, branch, col, floor, max_nodes)
     pruned = max(pruned, open_bound)
-    return rescore(obj, col, d, s, max(pruned, col.best), PU, exact, nodes, k)
+    upper = max(pruned, col.best)
+    col = _with_neighbours(col, value_sets, pG, dG, G, cone, k, floor)
+    return rescore(obj, col, d, s, upper, PU, exact, nodes, k)
 
 
 def price_staircase_separable(cone: Staircases, obj: Objective, d: np.ndarray, *, floor: float = 0.0,
