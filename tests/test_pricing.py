@@ -15,7 +15,7 @@ import pytest
 
 from mechopt.objectives import Objective
 from mechopt.notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP
-from mechopt.solvers.free._colgen import decompose
+from mechopt.solvers.free._cones import decompose
 from mechopt.solvers.free._pricing import LipSlice, Staircases, price
 from mechopt.solvers.free._pricing_lip import lip_chord_duals, near_chord_vertices
 from mechopt.solvers.free._rays import enumerate_rays, ldp_rays, lip_slice_vertices

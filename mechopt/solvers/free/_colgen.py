@@ -14,12 +14,8 @@ its natural units). A time limit stops it with the gap proven so far. The rounds
 those of :func:`mechopt.solvers._colgen_loop.run` (master :class:`_Restricted`, pricer
 :class:`_ConePricer`).
 
-:func:`decompose` turns a problem's notions into priced pieces. Covered: LDP and WC-LIP
-(with any other E-LDP-type notions whose cone contains it), block LDP (one piece per
-block, singletons as fixed unit rays), high-low LDP (staircases on the sensitive inputs
-plus the unit rays of the others), ULDP (the LDP staircases plus the invertible unit
-rays), and LIP with ``delta = 0`` when the objective's prior is the LIP prior. Anything
-else returns ``None`` (the caller enumerates rays).
+:func:`mechopt.solvers.free._cones.decompose` turns a problem's notions into priced pieces
+(the cones covered are listed there); anything else returns ``None`` (the caller enumerates rays).
 """
 
 from __future__ import annotations
@@ -30,129 +26,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from ...objectives import column_utility, offset_sign
 from ..._problem import Objective
 from ..backends._adapters import new_highs
 from .._colgen_loop import FAILED, MAX_ITER, NO_COLUMN, STALLED, TIME_LIMIT, Found, Round, run
 from . import _ldp_hmse as ldp_hmse
-from ._pricing import price, priced
+from ._cones import ConeSet
+from ._pricing import price
 from ._pricing_base import DEADLINE, LipSlice, Staircases
 from ._pricing_lip import lip_chord_duals, near_chord_vertices
 from ._seed import SEED_MIN_K, channel_columns, lip_seed_columns
 
 
-@dataclass
-class ConeSet:
-    """A cone as priced pieces plus explicit rays.
-
-    Attributes
-    ----------
-    pieces : list of Staircases or LipSlice
-    fixed : ndarray (k, f)
-        Rays always in the master (unit vectors of ULDP, high-low, singleton blocks).
-    invertible : ndarray of bool (f,)
-        Which fixed rays are ULDP invertible columns.
-    name : str
-        A short description (for stats and messages).
-    """
-
-    pieces: list
-    fixed: np.ndarray
-    invertible: np.ndarray
-    name: str
-
-
-def _closure(E: np.ndarray) -> np.ndarray:
-    D = E.copy()
-    for z in range(D.shape[0]):
-        np.minimum(D, D[:, z:z + 1] + D[z:z + 1, :], out=D)
-    return D
-
-
-def _units(k: int, xs) -> np.ndarray:
-    xs = list(xs)
-    V = np.zeros((k, len(xs)))
-    V[xs, np.arange(len(xs))] = 1.0
-    return V
-
-
-def _collapse(cs: ConeSet | None, k: int) -> ConeSet | None:
-    """At ε = 0 a piece has one ray, ``1_U`` (a LIP slice: the constant): it joins the fixed rays."""
-    if cs is None:
-        return None
-    flat = [p for p in cs.pieces if p.eps == 0]
-    if not flat:
-        return cs
-    V = np.zeros((k, len(flat)))
-    for j, p in enumerate(flat):
-        V[np.asarray(p.support) if isinstance(p, Staircases) else np.arange(k), j] = 1.0
-    return ConeSet([p for p in cs.pieces if p.eps != 0],
-                   np.hstack([cs.fixed, V]), np.concatenate([cs.invertible, np.zeros(len(flat), bool)]), cs.name)
-
-
-def decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
-    """The problem's cone as pieces with exact pricers, or ``None`` if not covered.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mechopt.objectives import Objective
-    >>> cs = decompose([BlockLDP(1.0, blocks=((0, 1), (2,)))], Objective("mutual_information", np.full(3, 1 / 3)), 3)
-    >>> cs.name, len(cs.pieces), cs.fixed.shape
-    ('block', 1, (3, 1))
-    """
-    return _collapse(_decompose(notions, obj, k), k)
-
-
-def _decompose(notions: list[Notion], obj: Objective, k: int) -> ConeSet | None:
-    """See :func:`decompose`."""
-    if not priced(obj):
-        return None
-    none = np.zeros((k, 0)), np.zeros(0, bool)
-    everyone = np.arange(k)
-    if len(notions) == 1 and isinstance(notions[0], ULDP):
-        u = notions[0]
-        others = [x for x in range(k) if x not in set(u.sensitive)]
-        return ConeSet([Staircases(everyone, everyone, u.epsilon)], _units(k, others), np.ones(len(others), bool),
-                       u.name)
-    if len(notions) == 1 and isinstance(notions[0], LIP):
-        n = notions[0]
-        if n.delta != 0 or not n.has_prior(obj.prior):
-            return None
-        return ConeSet([LipSlice(np.asarray(n.prior, dtype=float), n.epsilon)], *none, n.name)
-    if any(isinstance(n, ULDP) for n in notions):
-        return None
-    Es = [n.eldp_matrix(k) for n in notions]
-    if any(E is None for E in Es):
-        return None
-    # one notion whose cone lies inside all the others' decides the cone
-    for n, E in zip(notions, Es):
-        D = _closure(E)
-        if not all(np.all(D <= E2 + 1e-15) for E2 in Es):
-            continue
-        if isinstance(n, LDP):  # also WC-LIP
-            return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, LDP.name)
-        if isinstance(n, BlockLDP):
-            pieces = [Staircases(np.array(b), np.array(b), n.epsilon) for b in n.blocks if len(b) > 1]
-            singles = [b[0] for b in n.blocks if len(b) == 1]
-            return ConeSet(pieces, _units(k, singles), np.zeros(len(singles), bool), n.name)
-        if isinstance(n, HighLowLDP):
-            A = np.array(sorted(set(n.sensitive)))
-            rest = [x for x in range(k) if x not in set(A.tolist())]
-            if not rest:
-                return ConeSet([Staircases(everyone, everyone, n.epsilon)], *none, LDP.name)
-            return ConeSet([Staircases(everyone, A, n.epsilon)], _units(k, rest), np.zeros(len(rest), bool),
-                           n.name)
-    return None
-
-
 #: the master keeps about this many columns per input: above twice that, the non-basic
 #: columns of most negative reduced value are dropped (they come back if priced again)
 MASTER_KEEP_PER_INPUT = 10
-
-
-# -- the restricted master ---------------------------------------------------------------------
 
 
 class Master:
@@ -379,7 +267,7 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     obj : Objective
         A sublinear objective (mmse, histogram_mse, mutual_information, bayes_risk).
     cs : ConeSet
-        From :func:`decompose`.
+        From :func:`mechopt.solvers.free._cones.decompose`.
     rel_gap : float
         Stop, proven, when ``bound - value <= rel_gap * |objective|`` (natural units).
     time_limit : float, optional
@@ -406,7 +294,9 @@ def column_generation(obj: Objective, cs: ConeSet, *, rel_gap: float = 1e-9, tim
     Examples
     --------
     >>> import numpy as np
+    >>> from mechopt.notions import LDP
     >>> from mechopt.objectives import Objective
+    >>> from mechopt.solvers.free._cones import decompose
     >>> k = 6
     >>> obj = Objective("mutual_information", np.full(k, 1 / k))
     >>> r = column_generation(obj, decompose([LDP(1.0)], obj, k))

@@ -10,7 +10,7 @@ that the dispatcher repairs, verifies and judges.
   ``a`` on the diagonal and ``b`` off it): the best d-subset orbit, proven by LP
   duality (:mod:`mechopt.solvers.free._orbit`), at any k.
 * ``colgen`` — column generation with exact pricing over the cone's pieces
-  (:func:`mechopt.solvers.free._colgen.decompose`: LDP / WC-LIP, block, high-low, ULDP, LIP
+  (:func:`mechopt.solvers.free._cones.decompose`: LDP / WC-LIP, block, high-low, ULDP, LIP
   with the objective's prior): used when the notions report more than
   :data:`COLGEN_ABOVE` rays (or an unknown count beyond ``k = 14``), or when asked
   (``method="colgen"``). Every stop carries a proven bound; the status is ``optimal``
@@ -42,7 +42,7 @@ COVERED = ("column generation is available (exact pricing) for mmse, histogram_m
 def plan(problem, method: str):
     """``(kind, payload)``: ``("orbit", eps)``, ``("colgen", ConeSet)``, or ``None`` (enumerate)."""
     from ...objectives import ESTIMATION_VARIANCE
-    from ._colgen import decompose
+    from ._cones import decompose
     from ._pricing import priced
     from ._rays import ray_count_estimate
 
