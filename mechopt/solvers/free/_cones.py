@@ -15,6 +15,7 @@ import numpy as np
 
 from ...notions import LDP, LIP, ULDP, BlockLDP, HighLowLDP, Notion
 from ..._problem import Objective
+from ..labeled._structure import _closure
 from ._pricing import priced
 from ._pricing_base import LipSlice, Staircases
 
@@ -38,13 +39,6 @@ class ConeSet:
     fixed: np.ndarray
     invertible: np.ndarray
     name: str
-
-
-def _closure(E: np.ndarray) -> np.ndarray:
-    D = E.copy()
-    for z in range(D.shape[0]):
-        np.minimum(D, D[:, z:z + 1] + D[z:z + 1, :], out=D)
-    return D
 
 
 def _units(k: int, xs) -> np.ndarray:

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from ..backends._adapters import new_highs
 from ..backends._safe_bound import _U, Transposed, safe_lower_bound
+from ..labeled._structure import _closure
 
 
 #: the IPM stops at this relative complementarity gap (the proven gap must reach the
@@ -262,7 +263,8 @@ def snap_to_cone(Q: np.ndarray, E: np.ndarray, rounds: int = 1, tol: float = 0.0
 
 
 #: a budget matrix with at most this share of finite entries off the diagonal (a grid's
-#: or a street network's edges) is closed by Dijkstra and lifted along its pairs
+#: or a street network's edges) is lifted along its pairs (its shortest paths come from
+#: Dijkstra in :func:`mechopt.solvers.labeled._structure._closure`)
 SPARSE_SHARE = 0.1
 
 
@@ -309,19 +311,6 @@ class _Lift:
             np.maximum(out[self.targets], cand, out=cand)
             out[self.targets] = cand
         return out
-
-
-def _closure(E: np.ndarray) -> np.ndarray:
-    """Shortest paths of the budgets (``D[a, b] = min`` over paths of the summed ``E``): Floyd–Warshall, or Dijkstra when sparse."""
-    if _is_sparse(E):
-        from scipy.sparse.csgraph import shortest_path
-
-        a, b = _pairs(E)
-        return shortest_path(sp.csr_matrix((E[a, b], (a, b)), shape=E.shape), method="D", directed=True)
-    D = E.copy()
-    for z in range(D.shape[0]):
-        np.minimum(D, D[:, z : z + 1] + D[z : z + 1, :], out=D)
-    return D
 
 
 def _pairs(E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
