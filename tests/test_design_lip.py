@@ -167,3 +167,66 @@ def test_scaled_dual_bound_is_below_the_optimum_and_above_the_plain_one(seed):
     H = pricing_matrix(m.Jinv, tangent_basis(k))
     delta = float((np.einsum("ni,ij,nj->n", V, H, V) - V @ m.y).max())
     assert scaled_bound(m.Jinv, m.y, delta) == pytest.approx(opt, rel=1e-6)
+
+
+# -- the variance bound (_lip_variance): below every design, attained by subset selection --
+
+
+@pytest.mark.parametrize("k, seed", [(3, 0), (4, 1), (5, 2), (6, 3), (5, 4), (6, 5)])
+def test_variance_bound_is_below_the_design_over_every_vertex(k, seed):
+    from mechopt.solvers.design._lip_variance import diagonal_bound
+
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(k))
+    eps = float(rng.uniform(0.3, 2.5))
+    opt = design_cvxpy(_all_vertices(P, eps).T, P).value  # the conic design over the listed vertices
+    b, d = diagonal_bound(P, eps, P)
+    assert 0 < b <= opt * (1 + 1e-6)
+    assert np.all(d >= 0)
+
+
+def _lip_subset_selection(k, size, eps):
+    """Every ``size``-subset ``T`` an output; ``Q(T|x) = v_x(T) / C(k, size)`` with ``v_x`` at
+    ``e^ε`` on ``T`` and ``e^-ε`` off it (ε-LIP for the uniform prior when ``size/k = 1/(1+e^ε)``)."""
+    lo, hi = math.exp(-eps), math.exp(eps)
+    subsets = list(itertools.combinations(range(k), size))
+    Q = np.full((k, len(subsets)), lo)
+    for j, T in enumerate(subsets):
+        Q[list(T), j] = hi
+    return Q / len(subsets)
+
+
+@pytest.mark.parametrize("k, size", [(4, 1), (6, 2), (8, 2), (9, 3), (10, 4)])
+def test_variance_bound_is_attained_by_subset_selection_at_a_uniform_prior(k, size):
+    from mechopt.solvers.design._lip_variance import diagonal_bound
+
+    eps = math.log(k / size - 1)  # size / k = 1 / (1 + e^eps)
+    P = np.full(k, 1.0 / k)
+    Q = _lip_subset_selection(k, size, eps)
+    assert np.allclose(Q.sum(axis=1), 1.0)
+    q = P @ Q
+    assert np.all(Q <= math.exp(eps) * q * (1 + 1e-12)) and np.all(Q >= math.exp(-eps) * q * (1 - 1e-12))
+    risk = estimation_risk(Q, P)
+    b, _ = diagonal_bound(P, eps, P)
+    assert b <= risk * (1 + 1e-12)
+    assert b == pytest.approx(risk, rel=1e-9)
+
+
+def test_variance_bound_needs_the_lip_prior_as_p0():
+    from mechopt.solvers.design._lip_variance import diagonal_bound
+
+    P = np.array([0.5, 0.3, 0.2])
+    assert diagonal_bound(P, 1.0, np.array([0.4, 0.4, 0.2]))[0] == -math.inf
+
+
+def test_solve_starts_from_the_variance_bound():
+    from mechopt.solvers.design._lip_variance import diagonal_bound
+
+    k = 20
+    P = np.random.default_rng(20).dirichlet(np.ones(k))
+    doc = {"k": k, "outputs": "free", "privacy": [{"notion": "lip", "epsilon": 1, "prior": P.tolist()}],
+           "objective": {"kind": "estimation_variance", "p0": P.tolist()}}
+    r = solve(doc, quiet=True, time_limit=5)
+    b, _ = diagonal_bound(P, 1.0, P)
+    assert r.stats["variance_bound"] == b and r.bound >= b
+    assert b <= estimation_risk(r.mechanism.matrix, P) * (1 + 1e-9)

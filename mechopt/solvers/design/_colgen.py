@@ -233,12 +233,14 @@ class CGDesign:
 
 def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_GAP, time_limit: float = 600.0,
                              max_columns: int = 900, add_per_round: int = 200, seed: int = 0,
-                             progress: Callable | None = None) -> CGDesign:
+                             bound: float | None = None, progress: Callable | None = None) -> CGDesign:
     """Minimise the estimation risk over all rays the pricer knows (see the module docstring).
 
     Stops when the proven relative gap is at most ``rel_gap`` or at ``time_limit``
     (then with the best proven bound so far). The working set is capped at
-    ``max_columns`` (the weighted columns are always kept).
+    ``max_columns`` (the weighted columns are always kept). ``bound`` is a lower bound
+    proven beforehand (e.g. :func:`._lip_variance.diagonal_bound`): the pricing's bounds
+    only replace it when larger.
 
     Examples
     --------
@@ -259,7 +261,7 @@ def column_generation_design(pricer, p0: np.ndarray, *, rel_gap: float = CG_REL_
     def closed(value: float, lower: float) -> bool:
         return math.isfinite(lower) and (value - lower) / value <= rel_gap
 
-    res = run(master, oracle, sense="min", closed=closed,
+    res = run(master, oracle, sense="min", closed=closed, bound=bound,
               progress=None if progress is None else lambda it, *rest: progress(it + 1, *rest))
     stats["rounds"] = res.rounds
     lower = res.bound

@@ -135,6 +135,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     from ._convex import exact_row_sums, sparse_design
     from ._colgen import column_generation_design
     from ._pricing import ExplicitPricer, StaircasePricer
+    from ._pricing_lip import LipDesignPricer
     from ..free._rays import MAX_ENUMERATED, ray_count_estimate
 
     obj = problem.objective
@@ -165,8 +166,6 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         estimate = ray_count_estimate(notions, k)
         lip_eps = lip_prior_epsilon(notions, obj.prior)
         if lip_eps is not None and lip_eps > 0 and (estimate is None or estimate > MAX_ENUMERATED):
-            from ._pricing_lip import LipDesignPricer
-
             pricer = LipDesignPricer(np.asarray(notions[0].prior, dtype=float), lip_eps)
         elif estimate is not None and estimate > MAX_ENUMERATED:
             from ...notions._rays import count_words
@@ -195,7 +194,13 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     t = time.perf_counter()
     bar = Progress("design column generation", enabled=None if show else False)
     limit = DESIGN_TIME_LIMIT if time_limit is None else float(time_limit)
-    res = column_generation_design(pricer, obj.prior, time_limit=limit, progress=bar if show else None)
+    first_bound = None
+    if isinstance(pricer, LipDesignPricer):
+        from ._lip_variance import diagonal_bound
+
+        first_bound, _ = diagonal_bound(pricer.P, lip_eps, obj.prior)
+    res = column_generation_design(pricer, obj.prior, time_limit=limit, bound=first_bound,
+                                   progress=bar if show else None)
     bar.done()
     timings["solve"] = time.perf_counter() - t
     if res.status == "error":
@@ -216,6 +221,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     kinds = {StaircasePricer: "staircases", ExplicitPricer: "listed rays"}
     stats = {"method": "colgen", "pricing": kinds.get(type(pricer), "LIP slice"),
              **{key: v for key, v in res.stats.items()}, "support": int(keep.sum())}
+    if first_bound is not None:
+        stats["variance_bound"] = first_bound
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     # the export (vertex, exact row sums, repair) may move the risk: the exported channel is judged
     return Candidate(Q, outputs, res.lower, stats, mix_columns=mix, proven=res.status == "optimal", message=res.message,
