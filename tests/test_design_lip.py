@@ -230,3 +230,28 @@ def test_solve_starts_from_the_variance_bound():
     b, _ = diagonal_bound(P, 1.0, P)
     assert r.stats["variance_bound"] == b and r.bound >= b
     assert b <= estimation_risk(r.mechanism.matrix, P) * (1 + 1e-9)
+
+
+# -- polish: a local search over slice vertices, checked against the listed vertices --------
+
+
+@pytest.mark.parametrize("k, seed", [(4, 0), (5, 1), (6, 2), (7, 3), (8, 4), (8, 5)])
+def test_polish_ends_at_a_vertex_no_two_coordinate_neighbour_beats(k, seed):
+    from mechopt.solvers.design._pricing_lip import polish
+
+    P, eps, H, y = _case(k, seed)
+    lo, hi = math.exp(-eps), math.exp(eps)
+    V = _all_vertices(P, eps)
+    q = np.einsum("ni,ij,nj->n", V, H, V) - V @ y
+    scale = float(np.abs(q).max())
+    for start in np.random.default_rng(seed).choice(len(V), size=min(len(V), 12), replace=False):
+        v0 = V[start]
+        w = polish(v0, H, y, P, lo, hi, max_steps=10_000)
+        # a vertex of the slice: P·w = 1, within the bounds, at most one coordinate strictly inside
+        assert abs(P @ w - 1) < 1e-12 and np.all(w >= lo - 1e-12) and np.all(w <= hi + 1e-12)
+        assert np.sum((w > lo + 1e-9) & (w < hi - 1e-9)) <= 1
+        qw = w @ H @ w - y @ w
+        assert qw >= q[start] - 1e-9 * scale
+        # no listed vertex that differs from w in at most two coordinates is better
+        near = (np.abs(V - w) > 1e-9).sum(axis=1) <= 2
+        assert q[near].max() <= qw + 1e-9 * scale

@@ -17,7 +17,14 @@ maximum is at a vertex.
 * :meth:`LipDesignPricer.heuristic` — successive linearisation: from a vertex, the
   gradient ``2 H v - y`` is maximised over the slice (a continuous knapsack,
   :func:`mechopt.solvers.free._pricing_lip._knapsack_lip`); by convexity the value never
-  decreases, and a fixed point is a vertex where no linear move improves.
+  decreases, and a fixed point is a vertex where no linear move improves. The best of
+  these are then *polished* (:func:`polish`): a best-improvement search over exchanges —
+  one raised input lowered and one lowered input raised, the fractional coordinate taking
+  up the mass — and over moving the fractional role to another input. The knapsack's
+  vertices leave their fractional input wherever the cut falls, which costs every input
+  variance (the bound of :mod:`._lip_variance` is reached only by inputs at their
+  bounds); exchanges find vertices of the same subset mass with the cut near a bound. At
+  k = 100 the design's risk after 150 s went from 91.8 to 90.97 (docs/design.md).
 * :meth:`LipDesignPricer.exact` — a proven upper bound by spatial branch and bound: a
   node is the slice cut to a box ``lo_x <= v_x <= hi_x``, split in two at a point of one
   coordinate's interval. With ``F`` the coordinates of non-zero width and a diagonal
@@ -101,8 +108,10 @@ class LipDesignPricer:
         X = np.asarray(X, dtype=float)
         return np.einsum("ni,ni->n", X @ H, X) / (X @ p0) - X @ y
 
-    def heuristic(self, starts: np.ndarray, H, y, p0, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
-        """Successive linearisation from each start (points of the slice); the vertices and values."""
+    def heuristic(self, starts: np.ndarray, H, y, p0, *, max_iter: int = 50,
+                  polished: int = 600) -> tuple[np.ndarray, np.ndarray]:
+        """Successive linearisation from each start (points of the slice), then :func:`polish` of the
+        ``polished`` best; the vertices (both the linearisation's and the polished ones) and values."""
         out = {}
         for v in np.asarray(starts, dtype=float):
             if abs(float(self.P @ v) - 1.0) > 1e-9:
@@ -122,6 +131,12 @@ class LipDesignPricer:
         if not out:
             return np.zeros((0, self.k)), np.zeros(0)
         Xo = np.array(list(out.values()))
+        if polished:
+            vals = self.values(Xo, H, y, p0)
+            for i in np.argsort(-vals)[:polished]:
+                w = polish(Xo[i], H, y, self.P, self.lo, self.hi)
+                out[w.tobytes()] = w
+            Xo = np.array(list(out.values()))
         return Xo, self.values(Xo, H, y, p0)
 
     def _directions(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -133,7 +148,7 @@ class LipDesignPricer:
         return np.array([self.vertex(a) for a in self._directions(rng, n)]).reshape(n, self.k)
 
     def exact(self, H, y, p0, *, threshold: float, top: int = 200, time_limit: float = math.inf,
-              max_nodes: int | None = None, tol: float | None = None) -> tuple[float, np.ndarray | None, list[tuple[float, np.ndarray]], dict]:
+              max_nodes: int | None = None, tol: float | None = None, shor: bool = True) -> tuple[float, np.ndarray | None, list[tuple[float, np.ndarray]], dict]:
         """A proven upper bound on ``max q(v)`` over the slice, by branch and bound (module docstring).
 
         Returns ``(upper bound, best vertex or None, [(value, vertex)] of up to ``top``
@@ -141,7 +156,8 @@ class LipDesignPricer:
         ``max(threshold, best found)`` (plus ``tol``) are pruned, so the bound is the
         maximum itself (within ``tol``) only when that exceeds ``threshold``. A search
         stopped by ``time_limit`` or ``max_nodes`` returns the smaller of its open bound
-        and :func:`shor_bound`.
+        and :func:`shor_bound` (``shor=False``: its open bound; the semidefinite program
+        takes ~30 s at k = 100).
         """
         t0 = time.perf_counter()
         P, k, lo, hi = self.P, self.k, self.lo, self.hi
@@ -210,7 +226,7 @@ class LipDesignPricer:
         if heap:
             open_max = max(open_max, max(-h[0] for h in heap))
         upper = max(open_max, best[0] + margin, threshold + margin)
-        if not finished and k > 2:
+        if not finished and k > 2 and shor:
             # a stopped search: Shor's relaxation may bound the maximum better (both are proven)
             shor, _ = shor_bound(H, y, P, lo, hi)
             upper = min(upper, max(shor, best[0] + margin, threshold + margin))
@@ -218,6 +234,87 @@ class LipDesignPricer:
         stats = {"seconds": time.perf_counter() - t0, "nodes": nodes, "finished": finished,
                  "open": len(heap)}
         return upper, best[1], top_c, stats
+
+
+def polish(v: np.ndarray, H: np.ndarray, y: np.ndarray, P: np.ndarray, lo: float, hi: float, *,
+           max_steps: int = 60) -> np.ndarray:
+    """A best-improvement local search for ``max q(v) = v^T H v - y·v`` from the slice vertex ``v``.
+
+    Moves (each keeps ``P·v = 1``): exchange a raised input ``x`` (at ``hi``) and a lowered
+    one ``z`` (at ``lo``), the fractional input ``j`` absorbing ``(hi - lo)(P_x - P_z)``;
+    move one input to its other bound, ``j`` absorbing; or put ``j`` at a bound and let
+    another input absorb its mass. With the last two, every vertex differing from ``v`` in
+    two coordinates is a candidate. Every candidate's change
+    of ``q`` is evaluated exactly from ``2 H v - y`` and three entries of ``H`` (all
+    exchanges at once, O(k^2)); the best improving move is taken until none improves or
+    after ``max_steps``. Returns a vertex of the slice whose ``q`` is at least the start's
+    (up to rounding); a start that is not a vertex with one fractional input is returned
+    unchanged.
+
+    Examples
+    --------
+    >>> P = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> lo, hi = np.exp(-1.0), np.exp(1.0)
+    >>> v = np.array([lo, lo, hi, lo]); v[3] = (1 - P[:3] @ v[:3]) / P[3]   # input 3 fractional
+    >>> H = np.diag([0.0, 1.0, 0.0, 0.0])            # q rewards raising input 1
+    >>> w = polish(v, H, np.zeros(4), P, lo, hi)
+    >>> bool(abs(P @ w - 1) < 1e-12), round(float(v @ H @ v), 4), round(float(w @ H @ w), 4)
+    (True, 0.1353, 2.8611)
+    """
+    v = np.asarray(v, dtype=float).copy()
+    k, a = len(v), hi - lo
+    Hd = np.diag(H)
+    eps = 1e-12 * max(hi, 1.0)
+    for _ in range(max_steps):
+        frac = np.flatnonzero((v > lo + eps) & (v < hi - eps))
+        if len(frac) != 1:
+            break
+        j = int(frac[0])
+        g = 2.0 * (H @ v) - y
+        up = np.flatnonzero(v >= hi - eps)
+        dn = np.flatnonzero(v <= lo + eps)
+        best, move = 1e-12 * (abs(float(v @ H @ v)) + abs(float(y @ v)) + 1.0), None
+        if len(up) and len(dn):
+            X, Z = up[:, None], dn[None, :]
+            t = a * (P[X] - P[Z]) / P[j]  # the change of v_j
+            dq = (a * (g[Z] - g[X]) + t * g[j] + a * a * (Hd[X] + Hd[Z] - 2.0 * H[X, Z])
+                  + t * t * H[j, j] + 2.0 * a * t * (H[j, Z] - H[j, X]))
+            dq = np.where((v[j] + t >= lo) & (v[j] + t <= hi), dq, -np.inf)
+            i = np.unravel_index(int(np.argmax(dq)), dq.shape)
+            if dq[i] > best:
+                best, move = float(dq[i]), (int(up[i[0]]), lo, int(dn[i[1]]), hi)
+        others = np.delete(np.arange(k), j)
+        # one input to its other bound, v_j absorbing the mass
+        dz = np.where(v[others] >= hi - eps, -a, a)
+        t = -dz * P[others] / P[j]
+        dq = dz * g[others] + t * g[j] + dz * dz * Hd[others] + t * t * H[j, j] + 2.0 * dz * t * H[j, others]
+        dq = np.where((v[j] + t >= lo) & (v[j] + t <= hi), dq, -np.inf)
+        i = int(np.argmax(dq))
+        if dq[i] > best:
+            z = int(others[i])
+            best, move = float(dq[i]), (z, lo if dz[i] < 0 else hi, j, None)
+        for b in (lo, hi):
+            s = P[j] * (v[j] - b) / P[others]  # the change of v_z when v_j goes to b
+            dj = b - v[j]
+            dq = dj * g[j] + s * g[others] + dj * dj * H[j, j] + s * s * Hd[others] + 2.0 * dj * s * H[j, others]
+            dq = np.where((v[others] + s >= lo) & (v[others] + s <= hi), dq, -np.inf)
+            i = int(np.argmax(dq))
+            if dq[i] > best:
+                best, move = float(dq[i]), (j, b, int(others[i]), None)
+        if move is None:
+            break
+        x, bx, z, bz = move  # x goes to bx; z to bz, or (bz None) z takes up the mass
+        v[x] = bx
+        if bz is not None:
+            v[z] = bz
+        else:
+            v[z] = 0.5 * (lo + hi)  # recomputed below
+        # the input left between the bounds takes exactly the mass the others leave
+        frac = np.flatnonzero((v > lo + eps) & (v < hi - eps))
+        r = int(frac[0]) if len(frac) == 1 else (j if bz is not None else z)
+        vr = (1.0 - (P @ v - P[r] * v[r])) / P[r]
+        v[r] = min(max(vr, lo), hi)
+    return v
 
 
 def _node_bound(H, y, P, lo_v, hi_v, start, score, iters: int = 200):
