@@ -354,12 +354,15 @@ class _DesignPricer:
         # semidefinite fallback (at k = 100 it bounds far below the prior bound, after ~30 s)
         self.prior_bound = prior_bound
         self.out_of_time = False
+        self.previous = 0.0  # seconds from t0 at the previous pricing
 
     def price(self, state: Round) -> Found:
         mm, pricer, stats = self.master, self.pricer, self.master.stats
         m, H, D0, p0 = mm.m, mm.H, mm.D0, mm.p0
         elapsed = time.perf_counter() - self.t0
-        self.out_of_time = out_of_time = elapsed > self.time_limit
+        # stop before a round that would end past the limit (rounds take about as long as the last)
+        last_round, self.previous = elapsed - self.previous, elapsed
+        self.out_of_time = out_of_time = elapsed + last_round > self.time_limit
         if mm.explicit:
             _, delta, new_idx = pricer.price(H, m.y, p0, have=set(mm.keys.tolist()), limit=self.add_per_round)
             stats["exact_pricing"] += 1

@@ -34,6 +34,8 @@ from ._colgen import PROVEN_REL_GAP
 ORBIT_MATRIX_MAX = 3000
 #: time limit of the column generation (seconds)
 DESIGN_TIME_LIMIT = 600.0
+#: with a time limit, this share of it is kept for the export
+EXPORT_SHARE = 0.05
 #: largest k for column generation over LDP staircases (exact pricing enumerates up to k = 34)
 STAIRCASE_MAX_K = 60
 
@@ -193,7 +195,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     timings["rays"] = time.perf_counter() - t
     t = time.perf_counter()
     bar = Progress("design column generation", enabled=None if show else False)
-    limit = DESIGN_TIME_LIMIT if time_limit is None else float(time_limit)
+    # a time limit is the solve's: 5 % of it is kept for the export (sparse design, repair, exact check)
+    limit = DESIGN_TIME_LIMIT if time_limit is None else (1.0 - EXPORT_SHARE) * float(time_limit) - timings.get("rays", 0.0)
     first_bound, add = None, 200
     if isinstance(pricer, LipDesignPricer):
         from ._lip_variance import diagonal_bound
@@ -229,6 +232,8 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
         stats["variance_bound"] = first_bound
     outputs = tuple(f"y{j}" for j in range(Q.shape[1]))
     # the export (vertex, exact row sums, repair) may move the risk: the exported channel is judged
-    return Candidate(Q, outputs, res.lower, stats, mix_columns=mix, proven=res.status == "optimal", message=res.message,
+    message = res.message if time_limit is None else res.message.replace(
+        f"time limit ({limit:.0f} s)", f"time limit ({float(time_limit):.0f} s)")
+    return Candidate(Q, outputs, res.lower, stats, mix_columns=mix, proven=res.status == "optimal", message=message,
                      rel_gap=PROVEN_REL_GAP, fallback="the design's channel", recheck_rel_gap=PROVEN_REL_GAP,
                      recheck_message="the exported channel is not within 1e-6 of the bound")
