@@ -17,7 +17,8 @@ ULDP (every third input sensitive) and LIP with the objective's prior. Sections:
 * ``k200`` — the same at k = 200 (target: proven gap <= 1e-3 within 600 s);
 * ``lip_mmse`` — LIP MMSE at k = 100 (target: proven optimal in <= 30 s);
 * ``lip_design`` — LIP ``estimation_variance`` (the prior as ``p0``) at k = 100, time
-  limit 600 s (target: proven gap <= 1e-3);
+  limit 600 s (target: proven gap <= 1e-3), with the Dirichlet(1) prior and (row
+  ``lip_design_zipf``) the Zipf(1.1) prior ``P_x ∝ x^-1.1``;
 * ``lip_window`` — LIP histogram MSE and MI at k = 24, 27, 30 (ε = 1) and k = 50 (ε = 2, 3),
   time limit 60 s (target: proven optimal; sections ``lip_eps1``, ``lip_eps2``, ``lip_eps3``);
 * ``uniform`` — LDP with a uniform prior, histogram MSE and MI, k = 10 000 (target: <= 5 s,
@@ -42,10 +43,14 @@ KINDS = ("mmse", "histogram_mse", "mutual_information", "bayes_risk")
 NOTIONS = ("ldp", "block", "high_low", "uldp", "lip")
 
 
-def problem(notion: str, kind: str, k: int, uniform: bool = False, eps: float | None = None) -> dict:
+def problem(notion: str, kind: str, k: int, uniform: bool = False, eps: float | None = None,
+            zipf: bool = False) -> dict:
     e = EPS if eps is None else eps
     rng = np.random.default_rng(SEED + k)
     P = np.full(k, 1.0 / k) if uniform else rng.dirichlet(np.ones(k))
+    if zipf:  # P_x ∝ x^-1.1 (the MMSE values and Bayes losses still come from the seed)
+        P = np.arange(1, k + 1, dtype=float) ** -1.1
+        P /= P.sum()
     labels = [str(x) for x in range(k)]
     priv = {"ldp": {"notion": "ldp", "epsilon": e},
             "block": {"notion": "block", "epsilon": e,
@@ -64,14 +69,14 @@ def problem(notion: str, kind: str, k: int, uniform: bool = False, eps: float | 
 
 
 def run(notion: str, kind: str, k: int, method: str = "auto", time_limit: float | None = None,
-        uniform: bool = False, eps: float | None = None) -> dict:
+        uniform: bool = False, eps: float | None = None, zipf: bool = False) -> dict:
     import warnings
 
     from mechopt import solve
     from mechopt.objectives import objective_scale
     from mechopt._problem import load_problem
 
-    doc = problem(notion, kind, k, uniform, eps)
+    doc = problem(notion, kind, k, uniform, eps, zipf)
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
     r = solve(doc, method=method, quiet=True, time_limit=time_limit)
@@ -170,6 +175,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows += grid("lip_mmse", 100, 30, notions=("lip",), kinds=("mmse",))
         if "lip_design" in only:
             rows += grid("lip_design", 100, 600, notions=("lip",), kinds=("estimation_variance",))
+            rows.append(_row("lip_design_zipf", "lip", "estimation_variance", 100,
+                             isolated(run, "lip", "estimation_variance", 100, "auto", 600, False, None, True,
+                                      timeout=720)))
         if "lip_window" in only:
             rows += lip_window()
         if "uniform" in only:
