@@ -33,11 +33,13 @@ import numpy as np
 QUAD_REL = 1e-13
 
 
-def subset_means(z: np.ndarray, marks: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, ...]:
-    """Means over the d-subsets ``S`` (d = 0..k) of ``Π_{x∈S} z_x`` and of ``m(S) Π_{x∈S} z_x``.
+def subset_means(z: np.ndarray, marks: tuple[np.ndarray, ...] = (), top: int | None = None) -> tuple[np.ndarray, ...]:
+    """Means over the d-subsets ``S`` (d = 0..top) of ``Π_{x∈S} z_x`` and of ``m(S) Π_{x∈S} z_x``.
 
     ``m(S) = Σ_{x∈S} m_x`` for each array ``m`` of ``marks``. Returns ``(E, *M)``,
-    arrays of length ``k + 1`` (``z >= 0``: every term is non-negative).
+    arrays of length ``top + 1`` (``top`` defaults to ``k``; the means for ``d <= top``
+    need no larger ``d``, so a smaller ``top`` changes nothing but the time; ``z >= 0``:
+    every term is non-negative).
 
     Examples
     --------
@@ -45,20 +47,25 @@ def subset_means(z: np.ndarray, marks: tuple[np.ndarray, ...] = ()) -> tuple[np.
     >>> E, M = subset_means(0.5 ** P, (P,))
     >>> bool(np.isclose(E[2], (0.5**0.8 + 0.5**0.7 + 0.5**0.5) / 3)), bool(np.isclose(M[3], 0.5))
     (True, True)
+    >>> bool(np.allclose(subset_means(0.5 ** P, (P,), top=1)[1], M[:2]))
+    True
     """
     k = len(z)
-    A = np.zeros(k + 1)
+    top = k if top is None else min(int(top), k)
+    A = np.zeros(top + 1)
     A[0] = 1.0
-    Ms = [np.zeros(k + 1) for _ in marks]
-    j = np.arange(k + 1, dtype=float)
+    Ms = [np.zeros(top + 1) for _ in marks]
+    j = np.arange(top + 1, dtype=float)
     for n in range(1, k + 1):
-        zn = z[n - 1]
-        keep = (n - j) / n  # C(n-1, j) / C(n, j)
-        take = j / n  # C(n-1, j-1) / C(n, j)
-        shifted = np.concatenate([[0.0], A[:-1]])
+        keep = (n - j) / n  # C(n-1, j) / C(n, j) (entries j > n multiply zeros)
+        take = j[1:] * (z[n - 1] / n)  # C(n-1, j-1) / C(n, j), times z_n
         for M, m in zip(Ms, marks):
-            M[:] = keep * M + take * zn * (np.concatenate([[0.0], M[:-1]]) + m[n - 1] * shifted)
-        A = keep * A + take * zn * shifted
+            new = take * (M[:-1] + m[n - 1] * A[:-1])
+            M *= keep
+            M[1:] += new
+        new = take * A[:-1]
+        A *= keep
+        A[1:] += new
     return (A, *Ms)
 
 
@@ -99,6 +106,7 @@ def subset_utility(P: np.ndarray, r: float, components, *, mi: bool) -> float:
     a = r - 1.0
     f = _weights(k, r, components)
     live = f > 0
+    top = int(np.flatnonzero(live).max()) if live.any() else 0  # the largest subset size used
     if a == 0:
         return 0.0 if mi else float((P**2).sum() * f.sum())
     P2 = P**2
@@ -107,8 +115,8 @@ def subset_utility(P: np.ndarray, r: float, components, *, mi: bool) -> float:
         b = r * r - 1.0
 
         def fun(u):
-            E, M2 = subset_means(np.exp(-u * a * P), (P2,))
-            return math.exp(-u) * (tot2 * E + b * M2)[live]
+            E, M2 = subset_means(np.exp(-u * a * P), (P2,), top)
+            return math.exp(-u) * (tot2 * E + b * M2)[live[:top + 1]]
 
         return float(f[live] @ _integrate(fun, k))
     mean_pi = np.arange(k + 1) / k * float(P.sum())  # the mean of π(S) over the d-subsets
@@ -117,8 +125,9 @@ def subset_utility(P: np.ndarray, r: float, components, *, mi: bool) -> float:
     def fun(u):
         if u <= 0.0:  # a point of measure zero (the integrand's limit there is finite)
             return np.zeros(int(live.sum()))
-        E, M1 = subset_means(np.exp(-u * a * P), (P,))
-        return (math.exp(-u) * (mean_y - E - a * M1) / u)[live]  # (E y - E y e^{-u y}) / u
+        E, M1 = subset_means(np.exp(-u * a * P), (P,), top)
+        sub = live[:top + 1]
+        return (math.exp(-u) * (mean_y[:top + 1] - E - a * M1) / u)[sub]  # (E y - E y e^{-u y}) / u
 
     ylogy = _integrate(fun, k)
     return float(f[live] @ (r * math.log(r) * mean_pi[live] - ylogy))
