@@ -259,7 +259,9 @@ def polish(v: np.ndarray, H: np.ndarray, y: np.ndarray, P: np.ndarray, lo: float
     >>> H = np.diag([0.0, 1.0, 0.0, 0.0])            # q rewards raising input 1
     >>> w = polish(v, H, np.zeros(4), P, lo, hi)
     >>> bool(abs(P @ w - 1) < 1e-12), round(float(v @ H @ v), 4), round(float(w @ H @ w), 4)
-    (True, 0.1353, 2.8611)
+    (True, 0.1353, 6.1254)
+    >>> bool(np.isclose(w[1], (1 - 0.7 * lo) / 0.3))    # v_1 at its largest on the slice
+    True
     """
     v = np.asarray(v, dtype=float).copy()
     k, a = len(v), hi - lo
