@@ -26,6 +26,20 @@ from ._progress import Progress, ProgressRecord, memory_mb, progress_reports  # 
 LABELED_REL_GAP = 1e-7
 #: the same for the ray LP and column generation (SPEC §3)
 RAYS_REL_GAP = 1e-9
+#: with a time limit, this share of it is kept for the export (repair, exact check, baseline comparison)
+EXPORT_SHARE = 0.05
+
+
+def search_budget(time_limit: float | None, spent: float, default: float) -> float:
+    """Seconds a route's search may take: ``default`` without a limit, else the limit less
+    :data:`EXPORT_SHARE` of it (kept for the export) and the ``spent`` seconds.
+
+    Examples
+    --------
+    >>> search_budget(None, 3.0, 600.0), search_budget(100.0, 5.0, 600.0), search_budget(1.0, 5.0, 600.0)
+    (600.0, 90.0, 0.0)
+    """
+    return default if time_limit is None else max(0.0, (1.0 - EXPORT_SHARE) * float(time_limit) - spent)
 
 
 @dataclass

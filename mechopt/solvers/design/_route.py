@@ -27,15 +27,13 @@ import numpy as np
 
 from ..._errors import InputError
 from ...notions import LDP, LIP, WCLIP
-from .._outcome import Candidate, Failure, FamilyCandidate, Progress
+from .._outcome import Candidate, Failure, FamilyCandidate, Progress, search_budget
 from ._colgen import PROVEN_REL_GAP
 
 #: the orbit is exported as a matrix when it has at most this many outputs
 ORBIT_MATRIX_MAX = 3000
 #: time limit of the column generation (seconds)
 DESIGN_TIME_LIMIT = 600.0
-#: with a time limit, this share of it is kept for the export
-EXPORT_SHARE = 0.05
 #: largest k for column generation over LDP staircases (exact pricing enumerates up to k = 34)
 STAIRCASE_MAX_K = 60
 
@@ -196,7 +194,7 @@ def solve_colgen(problem, eps: float | None, show: bool, timings: dict, *, stric
     t = time.perf_counter()
     bar = Progress("design column generation", enabled=None if show else False)
     # a time limit is the solve's: 5 % of it is kept for the export (sparse design, repair, exact check)
-    limit = DESIGN_TIME_LIMIT if time_limit is None else (1.0 - EXPORT_SHARE) * float(time_limit) - timings.get("rays", 0.0)
+    limit = search_budget(time_limit, timings.get("rays", 0.0), DESIGN_TIME_LIMIT)
     first_bound, add = None, 200
     if isinstance(pricer, LipDesignPricer):
         from ._lip_variance import diagonal_bound

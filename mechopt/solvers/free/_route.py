@@ -23,7 +23,7 @@ import math
 import time
 
 from ..._errors import InputError
-from .._outcome import RAYS_REL_GAP, Candidate, Failure, Progress
+from .._outcome import RAYS_REL_GAP, Candidate, Failure, Progress, search_budget
 
 #: enumerate the rays while the notions report at most this many (LDP k = 14: 16 382)
 COLGEN_ABOVE = 20_000
@@ -31,8 +31,6 @@ COLGEN_ABOVE = 20_000
 ENUMERATE_MAX_K = 14
 #: default time limit of the column generation (seconds); ``time_limit`` overrides it
 FREE_TIME_LIMIT = 600.0
-#: with a time limit, this share of it is kept for the export (repair, exact check, baseline comparison)
-EXPORT_SHARE = 0.05
 
 COVERED = ("column generation is available (exact pricing) for mmse, histogram_mse, mutual_information and "
            "bayes_risk under one of: LDP / WC-LIP (with any E-LDP notions it implies), block LDP, high-low LDP, ULDP, or "
@@ -117,7 +115,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     """Column generation: its channel and proven bound, or a failure that asks for the fallback.
 
     A ``time_limit`` is the solve's: the ``spent`` seconds (the seeds) come out of it, and
-    :data:`EXPORT_SHARE` of it is kept for the export.
+    :data:`mechopt.solvers._outcome.EXPORT_SHARE` of it is kept for the export.
     """
     from ...objectives import objective_scale, offset_sign
     from ._colgen import column_generation
@@ -127,7 +125,7 @@ def solve_colgen(problem, cs, show: bool, timings: dict, time_limit: float | Non
     t = time.perf_counter()
     offset, sign = offset_sign(obj)  # the progress lines in the objective's units
     bar = Progress("colgen", enabled=None if show else False, offset=offset, sign=sign, scale=objective_scale(obj))
-    limit = FREE_TIME_LIMIT if time_limit is None else max(0.0, (1.0 - EXPORT_SHARE) * float(time_limit) - spent)
+    limit = search_budget(time_limit, spent, FREE_TIME_LIMIT)
     # the loop's own target sits below the export's so that the repair's cost fits in it
     res = column_generation(obj, cs, rel_gap=0.5 * RAYS_REL_GAP, scale_floor=objective_scale(obj), time_limit=limit,
                             progress=bar if show else None, seed=[Q for _, Q in seeds])
