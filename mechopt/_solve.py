@@ -25,6 +25,7 @@ from ._threads import blas_threads, solver_threads
 from ._settle import constant_fallback, fail, finish, noted, settle
 from .solvers._outcome import LABELED_REL_GAP, LabeledSolution, Progress, memory_mb, progress_reports
 from .solvers.labeled._lp import solve_labeled
+from .solvers.metric import METRIC_METHODS
 from .solvers.free._raylp import channel_from_rays, column_generation, column_generation_separable, solve_ray_lp
 from .solvers.free._rays import (MAX_ENUMERATED, DoubleDescriptionError, ray_count_estimate, relax_notions,
                                  relaxed_rays)
@@ -34,8 +35,7 @@ from .solvers.backends._adapters import retry_note, retry_order, solve_with_retr
 
 
 #: the values of ``solve(method=...)``
-METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", "decompose", "ipm", "outputs", "relax", "lp",
-           "orbit")
+METHODS = ("auto", "rays", "colgen", "cvxpy", "frank-wolfe", "fw", *METRIC_METHODS, "lp", "orbit")
 
 #: a labeled LP that failed on every HiGHS method is retried through cvxpy up to this many variables
 LABELED_RETRY_MAX_VARIABLES = 40_000
@@ -60,9 +60,10 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         ``estimation_variance`` ``"cvxpy"`` or ``"frank-wolfe"``; for labeled E-LDP /
         metric privacy ``"ipm"`` (structured interior-point method, any prior; the
         default from 25 places where it was measured to win: pairs with a band order,
-        as a grid's neighbours, or at most 150 places), ``"outputs"`` (the IPM over a
-        growing set of outputs, each other output priced exactly; the default for places
-        without a grid's structure from 100 places), ``"relax"`` (the IPM on the pairs
+        as a grid's neighbours, or at most 150 places), ``"lazy"`` (the IPM with its own,
+        growing set of pairs per output; the default for places without a grid's
+        structure from 100 to 200 places), ``"outputs"`` (the IPM over a growing set of
+        outputs, each other output priced exactly), ``"relax"`` (the IPM on the pairs
         of small budget, a relaxation, its channel lifted into the full cone: ``feasible``
         with a proven gap; the default for metrics with too many pairs for the IPM from
         150 places), ``"decompose"`` (decomposition over outputs) or ``"lp"`` (one LP).
@@ -176,9 +177,9 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
     square = tuple(problem.outputs) == tuple(problem.inputs)
     if method in ("rays", "colgen", "cvxpy", "frank-wolfe", "fw"):
         method = "auto"  # free-output methods (e.g. one method for a whole batch): ignored here
-    if method not in ("auto", "decompose", "ipm", "outputs", "relax", "lp"):
-        raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', 'decompose', 'ipm', "
-                         "'outputs', 'relax' or 'lp'")
+    if method not in ("auto", *METRIC_METHODS, "lp"):
+        raise InputError("method", f"unknown method {method!r} for labeled outputs; expected 'auto', "
+                         + ", ".join(repr(name) for name in METRIC_METHODS) + " or 'lp'")
     bar = Progress("labeled LP", enabled=None if show else False, offset=ext.offset if ext is not None else 0.0,
                    scale=objective_scale(obj))
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,

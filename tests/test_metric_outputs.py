@@ -12,7 +12,6 @@ import pytest
 
 import mechopt
 from mechopt.solvers.metric._outputs import first_outputs, solve_metric_outputs
-from mechopt.solvers.metric._route import outputs_preferred
 
 from test_metric_ipm import _highs_optimum
 
@@ -70,17 +69,3 @@ def test_solve_with_method_outputs_repairs_verifies_and_proves():
     assert res.stats["method"] == "outputs"
     assert res.status == "optimal" and res.certificate.verified
     assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
-
-
-def test_auto_takes_the_outputs_route_on_irregular_places_only():
-    from mechopt.geo import Places
-
-    E, _, _ = _irregular(120, 6)
-    assert outputs_preferred(E, 120)
-    assert not outputs_preferred(E[:60, :60], 60)  # below OUTPUTS_MIN_K: the IPM on every output
-    pl = Places.grid(12, 12)
-    G = np.full((144, 144), np.inf)
-    np.fill_diagonal(G, 0.0)
-    for a, b, w in pl.grid_edges():
-        G[a, b] = G[b, a] = 0.7 * w
-    assert not outputs_preferred(G, 144)  # a grid's neighbours have a band order

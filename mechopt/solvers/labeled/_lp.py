@@ -29,6 +29,7 @@ from .._outcome import LabeledSolution
 from .._repair import tied_rows
 from ..backends._safe_bnb import safe_mip_bound
 from ..backends._safe_bound import lp_lower_bound
+from ..metric import METRIC_METHODS
 from ._structure import BUDGET_CAP, column_system, components
 
 
@@ -244,12 +245,12 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     """
     invertible = invertible or {}
     t0 = time.perf_counter()
-    if reduce and square and not invertible and prior is not None and loss is not None and method not in ("decompose", "ipm", "outputs", "relax") and extend is None:
+    if reduce and square and not invertible and prior is not None and loss is not None and method not in METRIC_METHODS and extend is None:
         sol = _solve_symmetric(notions, k, cost, prior, loss, backend, budget_cap, time_limit)
         if sol is not None and sol.status == "optimal":
             sol.stats["total_s"] = time.perf_counter() - t0
             return sol
-    if reduce and not invertible and extend is None and method in ("auto", "decompose", "ipm", "outputs", "relax") and (
+    if reduce and not invertible and extend is None and (method == "auto" or method in METRIC_METHODS) and (
             method != "auto" or k >= 25):
         from ..metric._route import metric_labeled
 

@@ -133,31 +133,35 @@ class DenseBlocks:
 
     def factor(self, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
         k, m = dq.shape
-        L = np.empty((m, k, k))
+        W = np.empty((m, k, k))
         sc = np.empty((m, k))
         M = np.zeros((k, k))
         eye = np.eye(k)
         for y in range(m):
-            H = (self.T @ D[:, y]).reshape(k, k)
+            H = self._block(y, D)
             H.flat[self.diag] += dq[:, y]
             s = 1.0 / np.sqrt(H.flat[self.diag])
             Hs = H * s[:, None] * s[None, :] + REG * eye
             c, info = lapack.dpotrf(Hs, lower=1, clean=1, overwrite_a=1)
             if info:
                 raise np.linalg.LinAlgError(f"block {y} is not positive definite")
-            L[y], sc[y] = c, s
-            inv, info = lapack.dpotri(c, lower=1, overwrite_c=0)
-            M += inv * s[:, None] * s[None, :]
-        self.L, self.sc = L, sc
-        return np.tril(M) + np.tril(M, -1).T
+            sc[y] = s
+            W[y], info = lapack.dtrtri(c, lower=1, overwrite_c=1)
+            inv, info = lapack.dlauum(W[y].T.copy(), lower=0)  # W' W in the upper triangle
+            M += np.triu(inv) * s[:, None] * s[None, :]
+        # the solves multiply by the factors' inverses: two batched products instead of m
+        # pairs of triangular solves
+        self.W, self.sc = W, sc
+        return np.triu(M) + np.triu(M, 1).T
+
+    def _block(self, y: int, D: np.ndarray) -> np.ndarray:
+        return (self.T @ D[:, y]).reshape(self.k, self.k)
 
     def solve(self, G: np.ndarray) -> np.ndarray:
         """``H_y^{-1} G[:, y]`` for every output (G: (k, m))."""
-        out = np.empty_like(G)
-        for y in range(G.shape[1]):
-            s = self.sc[y]
-            out[:, y] = s * lapack.dpotrs(self.L[y], s * G[:, y], lower=1)[0]
-        return out
+        v = (G.T * self.sc)[:, :, None]
+        u = np.matmul(self.W.transpose(0, 2, 1), np.matmul(self.W, v))
+        return (u[:, :, 0] * self.sc).T
 
 
 class BandBlocks:
@@ -266,6 +270,59 @@ class BandBlocks:
         return xf[self.inv]
 
 
+class OutputRows:
+    """Pair rows of their own output each: ``rho_p (q_y[a_p] - w_p q_y[b_p])`` with ``y = y_p``.
+
+    The operator of :func:`metric_ipm` when the outputs keep different pairs (lazy pairs
+    per output, :mod:`._lazy`): ``A @ Q`` maps the ``(k, m)`` channel to the ``(P, 1)``
+    row values and ``A.T @ Pi`` the ``(P, 1)`` duals back to ``(k, m)``.
+    """
+
+    def __init__(self, k: int, m: int, a: np.ndarray, b: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray):
+        P = len(a)
+        self.shape_km = (k, m)
+        self.M = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([a * m + y, b * m + y]))),
+                               shape=(P, k * m))
+        self.MT = self.M.T.tocsr()
+
+    def __matmul__(self, Q: np.ndarray) -> np.ndarray:
+        return (self.M @ Q.reshape(-1)).reshape(-1, 1)
+
+    @property
+    def T(self) -> "_OutputRowsT":
+        return _OutputRowsT(self)
+
+
+class _OutputRowsT:
+    def __init__(self, rows: OutputRows):
+        self.rows = rows
+
+    def __matmul__(self, Pi: np.ndarray) -> np.ndarray:
+        return (self.rows.MT @ Pi.reshape(-1)).reshape(self.rows.shape_km)
+
+    def tocsr(self) -> "_OutputRowsT":
+        return self
+
+
+class OutputDenseBlocks(DenseBlocks):
+    """:class:`DenseBlocks` when each output has its own pair rows (:class:`OutputRows`)."""
+
+    def __init__(self, k: int, m: int, a: np.ndarray, b: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray):
+        P = len(a)
+        self.k = k
+        base = y * (k * k)
+        self.T = sp.csr_matrix((np.concatenate([ca * ca, cb * cb, ca * cb, ca * cb]),
+                                (np.concatenate([base + a * k + a, base + b * k + b, base + a * k + b, base + b * k + a]),
+                                 np.tile(np.arange(P), 4))), shape=(m * k * k, P))
+        self.diag = np.arange(k) * (k + 1)
+
+    def _block(self, y: int, D: np.ndarray) -> np.ndarray:
+        k = self.k
+        if getattr(self, "_D", None) is not D:
+            self._D, self._Hf = D, self.T @ D.reshape(-1)
+        return self._Hf[y * k * k:(y + 1) * k * k].reshape(k, k).copy()
+
+
 def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "auto"):
     """:class:`BandBlocks` when an order with block size ``<= k / 2`` exists, else :class:`DenseBlocks`.
 
@@ -326,7 +383,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                max_iter: int = 200, deadline: float | None = None, progress: Callable | None = None,
                enough: Callable | None = None, check_below: float = 1e-7,
                linalg: str = "auto", gondzio: int = 3, row_scale: str = "none",
-               start: str = "centred") -> IPMResult:
+               start: str = "centred", output: np.ndarray | None = None) -> IPMResult:
     """Solve the labeled metric LP by a structured primal–dual interior-point method.
 
     Parameters
@@ -352,6 +409,9 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     start : ``"centred"`` or ``"flat"``
         ``centred``: every complementarity product equal at the start (``z = mu0 / q``,
         ``pi = mu0 / s``); ``flat``: ``pi = 0.1`` and ``z`` from the dual residual.
+    output : ndarray, shape (P,), optional
+        The output of each pair row: row ``p`` is ``Q[a_p, output_p] <= w_p Q[b_p, output_p]``
+        alone (each output keeps its own pairs; dense blocks). Default: every pair for every output.
 
     Returns
     -------
@@ -377,9 +437,19 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     c = cost / scale
     rho = 1.0 / np.sqrt(w) if row_scale == "sqrt" else np.ones(P)
     ca, cb = rho, -rho * w
-    A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([a, b]))), shape=(P, k))
-    AT = A.T.tocsr()
-    lin = choose_linalg(k, a, b, ca, cb, linalg)
+    if output is None:
+        A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([a, b]))), shape=(P, k))
+        AT = A.T.tocsr()
+        lin = choose_linalg(k, a, b, ca, cb, linalg)
+    else:
+        output = np.asarray(output, np.int64)
+        A = OutputRows(k, m, a, b, output, ca, cb)
+        AT = A.T
+        lin = OutputDenseBlocks(k, m, a, b, output, ca, cb)
+
+    def duals(pi):  # in cost units; (P, m), or (P,) with per-output rows
+        out = pi * (scale * rho)[:, None]
+        return out if output is None else out[:, 0]
 
     q = np.full((k, m), 1.0 / m)
     s = -(A @ q)
@@ -390,7 +460,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         pi = mu0 / np.maximum(s, 1e-300)
         z = np.full((k, m), mu0 * m)
     else:
-        pi = np.full((P, m), 0.1)
+        pi = np.full(s.shape, 0.1)
         z = np.maximum(c - mu[:, None] + AT @ pi, 0.1)
     N = q.size + s.size
     status, message = "stalled", ""
@@ -411,7 +481,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         if rel <= tol and float(np.abs(r_d).max()) <= 1e-12 and float(np.abs(r_link).max()) <= 1e-12:
             status = "optimal"
             break
-        if enough is not None and rel <= check_below and enough(q, mu * scale, pi * (scale * rho)[:, None], rel):
+        if enough is not None and rel <= check_below and enough(q, mu * scale, duals(pi), rel):
             status, message = "optimal", f"the caller's test passed at relative gap {rel:.1e}"
             break
         history.append(rel)
@@ -449,7 +519,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         target = sigma * mu_c
         d = direction(target - q * z - aff[0] * aff[4], target - s * pi - aff[1] * aff[3])
         ap, ad = steps(d)
-        zero_k, zero_p, zero_d = np.zeros(k), np.zeros((P, m)), np.zeros((k, m))
+        zero_k, zero_p, zero_d = np.zeros(k), np.zeros(s.shape), np.zeros((k, m))
         for _ in range(gondzio):
             # Gondzio: aim at a longer step, move the products outside [0.1, 10] x target back in
             tp, td = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
@@ -473,5 +543,5 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         z = z + ad * d[4]
     stats = {"iterations": it, "factor_s": t_factor, "linalg": type(lin).__name__,
              "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0}
-    return IPMResult(status, q, mu * scale, pi * (scale * rho)[:, None], float(np.sum(c * q)) * scale,
+    return IPMResult(status, q, mu * scale, duals(pi), float(np.sum(c * q)) * scale,
                      float(mu.sum()) * scale, it, message, stats)

@@ -41,11 +41,11 @@ from ._parts import IPM_TOL, MetricLPResult, _pairs, safe_bound_from_duals, snap
 IPM_MAX_ENTRIES = 20_000_000
 #: ``auto`` takes the IPM with dense blocks (no band order) up to this many places
 IPM_DENSE_MAX_K = 150
-#: ``auto`` takes the output column generation (:mod:`._outputs`) on irregular places from
-#: this many on, and up to OUTPUTS_MAX_K (dense blocks: one iteration on a 20×20 Euclidean
-#: grid with ~130 outputs took ~20 s, against ~0.2 s on 150 places with ~45)
-OUTPUTS_MIN_K = 100
-OUTPUTS_MAX_K = 200
+#: ``auto`` takes the lazy pairs per output (:mod:`._lazy`) on irregular places from this
+#: many on, and up to LAZY_MAX_K (dense blocks, ``O(m k^3)`` an iteration: 0.14 s on 150
+#: places from a map)
+LAZY_MIN_K = 100
+LAZY_MAX_K = 200
 
 
 def ipm_preferred(E: np.ndarray, m: int) -> bool:
@@ -65,22 +65,20 @@ def ipm_preferred(E: np.ndarray, m: int) -> bool:
     return k <= IPM_DENSE_MAX_K or 4 * band_order(k, a, b)[1] <= k
 
 
-def outputs_preferred(E: np.ndarray, m: int) -> bool:
-    """Whether ``auto`` takes the IPM over a growing set of outputs (:mod:`._outputs`).
+def lazy_preferred(E: np.ndarray, m: int) -> bool:
+    """Whether ``auto`` takes the IPM over lazy pairs per output (:mod:`._lazy`).
 
     For places without a grid's structure (no band order with block size ``<= k / 4``)
-    from :data:`OUTPUTS_MIN_K` to :data:`OUTPUTS_MAX_K` places, and only where the IPM's arrays for about a
-    third of the outputs fit :data:`IPM_MAX_ENTRIES` (measured on 150 places from a map:
-    the optimum uses 39 outputs; the IPM on all of them stalls, docs/geo.md).
+    from :data:`LAZY_MIN_K` to :data:`LAZY_MAX_K` places (measured on 150 places from a
+    map, docs/geo.md: the IPM over every pair stalls, over a growing set of outputs it
+    took ~300 iterations).
     """
     from ._ipm import band_order
 
     k = E.shape[0]
-    if not OUTPUTS_MIN_K <= k <= OUTPUTS_MAX_K or m != k:
+    if not LAZY_MIN_K <= k <= LAZY_MAX_K or m != k:
         return False
     a, b = _pairs(E)
-    if len(a) * max(m // 3, 1) > IPM_MAX_ENTRIES:
-        return False
     return 4 * band_order(k, a, b)[1] > k
 
 
@@ -280,6 +278,7 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     from .._outcome import LabeledSolution
     from .._progress import named
     from ._decompose import solve_metric_lp
+    from ._lazy import solve_metric_lazy
     from ._outputs import solve_metric_outputs
 
     t0 = time.perf_counter()
@@ -287,11 +286,14 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     if E is None:
         return None
     t_build = time.perf_counter() - t0
-    use_outputs = method == "outputs" or (method == "auto" and outputs_preferred(E, m))
-    use_ipm = method == "ipm" or (method == "auto" and not use_outputs and ipm_preferred(E, m))
+    use_lazy = method == "lazy" or (method == "auto" and lazy_preferred(E, m))
+    use_outputs = method == "outputs"
+    use_ipm = method == "ipm" or (method == "auto" and not use_lazy and ipm_preferred(E, m))
     runs: list[tuple[str, MetricLPResult]] = []
     tl = None if time_limit is None else max(time_limit - t_build, 0.0)
-    if use_outputs:
+    if use_lazy:
+        runs.append(("lazy", solve_metric_lazy(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "lazy"))))
+    elif use_outputs:
         runs.append(("outputs", solve_metric_outputs(E, cost, rel_gap=rel_gap, time_limit=tl,
                                                      progress=named(progress, "outputs"))))
     elif use_ipm:

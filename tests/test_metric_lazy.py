@@ -1,0 +1,117 @@
+"""The metric LP by the IPM over lazy pairs per output (``method="lazy"``).
+
+Checked against an independent all-pairs LP (every pair, every output, one scipy/HiGHS
+solve) on places with no grid structure; the per-output rows of the IPM against its
+shared rows; the violation finder and the per-output bound against brute force.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import mechopt
+from mechopt.solvers.metric._ipm import metric_ipm
+from mechopt.solvers.metric._lazy import safe_bound_per_output, solve_metric_lazy, start_pairs, violated_pairs
+from mechopt.solvers.metric._route import lazy_preferred
+
+from test_metric_ipm import _highs_optimum
+from test_metric_outputs import _irregular
+
+
+@pytest.mark.parametrize("k, seed, eps", [(8, 0, 0.7), (11, 1, 0.7), (20, 2, 0.7), (30, 3, 0.7), (30, 4, 2.0)])
+def test_lazy_route_matches_the_all_pairs_lp_and_brackets_it(k, seed, eps):
+    E, cost, _ = _irregular(k, seed, eps)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost)
+    assert r.status == "optimal"
+    assert r.bound <= opt + 1e-12 * opt  # a proven lower bound
+    assert abs(r.objective - opt) <= 1e-7 * opt
+    Q = r.Q  # in the full cone (every pair, not only the kept ones), rows summing to 1
+    assert np.all(Q >= 0) and np.abs(Q.sum(1) - 1).max() < 1e-8
+    W = np.exp(E)
+    assert np.all(Q[:, None, :] <= W[:, :, None] * Q[None, :, :] * (1 + 1e-9) + 1e-15)
+
+
+def test_the_start_leaves_pairs_out_and_rounds_add_them():
+    E, cost, _ = _irregular(30, 3)
+    r = solve_metric_lazy(E, cost)
+    full = 30 * 29 * 30
+    assert r.stats["pairs_active"] < full / 2  # far fewer rows than every pair for every output
+    assert len(r.stats["rounds"]) >= 2 and r.stats["rounds"][0]["added"] > 0
+
+
+def test_per_output_rows_give_the_shared_rows_solution():
+    E, cost, _ = _irregular(10, 7)
+    a, b = np.nonzero(~np.eye(10, dtype=bool))
+    shared = metric_ipm(cost, a, b, np.exp(E[a, b]), linalg="dense")
+    A, B, Y = np.tile(a, 10), np.tile(b, 10), np.repeat(np.arange(10), len(a))
+    own = metric_ipm(cost, A, B, np.exp(E[A, B]), output=Y)
+    assert own.status == shared.status == "optimal"
+    assert abs(own.pobj - shared.pobj) <= 1e-9 * shared.pobj
+    assert np.abs(own.Pi - shared.Pi.T.ravel()).max() <= 1e-6 * np.abs(shared.Pi).max()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 7), st.integers(1, 4))
+def test_violated_pairs_are_the_worst_into_and_out_of_each_place(seed, k, m):
+    rng = np.random.default_rng(seed)
+    E = rng.uniform(0.1, 2.0, (k, k))
+    E = (E + E.T) / 2
+    np.fill_diagonal(E, 0.0)
+    G = np.exp(-E)
+    np.fill_diagonal(G, 0.0)
+    Q = rng.random((k, m)) ** 3
+    keep = rng.random((m, k, k)) < 0.3
+    new = violated_pairs(Q, G, keep)
+    for y in range(m):
+        bad = {(i, j) for i in range(k) for j in range(k)
+               if i != j and not keep[y, i, j] and Q[i, y] > np.exp(E[i, j]) * Q[j, y] * (1 + 1e-9)}
+        got = set(zip(*np.nonzero(new[y])))
+        assert got <= bad  # only broken pairs, never kept ones
+        for j in range(k):  # the worst broken pair into each place, and out of it, is there
+            into = [(Q[i, y] * G[i, j] / Q[j, y], i) for i in range(k) if (i, j) in bad]
+            if into:
+                assert (max(into)[1], j) in got
+            out = [(Q[j, y] * G[j, i] / Q[i, y], i) for i in range(k) if (j, i) in bad]
+            if out:
+                assert (j, max(out)[1]) in got
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_per_output_bound_from_any_duals_is_below_the_optimum(seed):
+    E, cost, _ = _irregular(12, seed)
+    opt = _highs_optimum(E, cost)
+    keep = start_pairs(E, 12)
+    y, a, b = np.nonzero(keep)
+    r = metric_ipm(cost, a, b, np.exp(E[a, b]), output=y)
+    rng = np.random.default_rng(seed)
+    for mu, pi in [(r.mu, r.Pi), (r.mu * (1 + 0.1 * rng.standard_normal(12)), r.Pi * rng.random(len(a))),
+                   (np.zeros(12), np.zeros(len(a)))]:
+        assert safe_bound_per_output(E, cost, a, b, y, mu, pi) <= opt * (1 + 1e-12)
+    # at the relaxation's own optimum the bound is the relaxation's value (below the full LP's)
+    L = safe_bound_per_output(E, cost, a, b, y, r.mu, r.Pi)
+    assert abs(L - r.dobj) <= 1e-6 * opt
+
+
+def test_solve_with_method_lazy_repairs_verifies_and_proves():
+    E, cost, doc = _irregular(20, 5)
+    res = mechopt.solve(doc, method="lazy", quiet=True)
+    assert res.stats["method"] == "lazy"
+    assert res.status == "optimal" and res.certificate.verified
+    assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
+
+
+def test_auto_takes_the_lazy_route_on_irregular_places_only():
+    from mechopt.geo import Places
+
+    E, _, _ = _irregular(120, 6)
+    assert lazy_preferred(E, 120)
+    assert not lazy_preferred(E[:60, :60], 60)  # below LAZY_MIN_K: the IPM on every output
+    pl = Places.grid(12, 12)
+    G = np.full((144, 144), np.inf)
+    np.fill_diagonal(G, 0.0)
+    for a, b, w in pl.grid_edges():
+        G[a, b] = G[b, a] = 0.7 * w
+    assert not lazy_preferred(G, 144)  # a grid's neighbours have a band order
