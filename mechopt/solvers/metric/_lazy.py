@@ -54,15 +54,17 @@ VIOLATION = 1e-9
 SNAP_ROUNDS = 50
 
 
-def start_pairs(E: np.ndarray, m: int) -> np.ndarray:
+def start_pairs(E: np.ndarray, m: int, at: np.ndarray | None = None) -> np.ndarray:
     """``(m, k, k)`` booleans: the pairs each output starts with (cheapest pairs and the star).
+
+    ``at[j]``: the place of output ``j`` (default ``j``; no star for outputs past the places).
 
     Examples
     --------
     >>> import numpy as np
     >>> x = np.arange(12.0)
     >>> keep = start_pairs(np.abs(x[:, None] - x[None]), 12)
-    >>> bool(keep[3, 0, 3] and keep[3, 3, 0]), bool(keep[3, 0, 11])   # the star of output 3; a far pair
+    >>> bool(keep[3, 3, 0] and keep[3, 3, 11]), bool(keep[3, 0, 11])   # the star of output 3; a far pair
     (True, False)
     """
     k = E.shape[0]
@@ -72,9 +74,9 @@ def start_pairs(E: np.ndarray, m: int) -> np.ndarray:
     base[np.repeat(np.arange(k), near.shape[1]), near.ravel()] = True
     base |= base.T
     keep = np.repeat((base & fin)[None], m, axis=0)
-    ys = np.arange(min(m, k))
-    keep[ys, :, ys] |= fin[:, ys].T
-    keep[ys, ys, :] |= fin[ys, :]
+    js = np.arange(min(m, k))
+    ys = js if at is None else np.asarray(at, np.int64)
+    keep[js, ys, :] |= fin[ys, :]
     return keep
 
 
