@@ -42,6 +42,21 @@ def test_the_start_leaves_pairs_out_and_rounds_add_them():
     assert len(r.stats["rounds"]) >= 2 and r.stats["rounds"][0]["added"] > 0
 
 
+def test_outputs_left_out_are_priced_and_come_back_when_needed(monkeypatch):
+    import mechopt.solvers.metric._lazy as lazy
+
+    E, cost, _ = _irregular(30, 4, 2.0)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost)
+    assert min(x["outputs"] for x in r.stats["rounds"]) < 30  # unused outputs were left to the pricing
+    # drop outputs the optimum needs (every column under half a row's mass): the pricing
+    # must bring them back, and the bound (pricing terms included) must stay below the optimum
+    monkeypatch.setattr(lazy, "USED_MASS", 0.5)
+    r = solve_metric_lazy(E, cost)
+    assert any(x["entering"] for x in r.stats["rounds"])
+    assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
+
+
 def test_per_output_rows_give_the_shared_rows_solution():
     E, cost, _ = _irregular(10, 7)
     a, b = np.nonzero(~np.eye(10, dtype=bool))
