@@ -190,6 +190,9 @@ def _how(m: dict) -> str:
     if m.get("method") == "outputs":
         return (f"outputs: the IPM on {m.get('outputs_used')} outputs at the end, {m.get('rounds')} rounds, "
                 f"{m.get('iterations')} iterations, {m.get('pairs_active')} pairs")
+    if m.get("method") == "lazy":
+        return (f"lazy pairs per output: {m.get('rounds')} rounds, {m.get('iterations')} IPM iterations, "
+                f"{m.get('outputs_used')} outputs at the end, {m.get('pairs_active')} pair rows in all")
     if m.get("method") == "relax":
         return f"relax: the IPM on {m.get('pairs_active')} of the pairs (block size {m.get('block_size')})"
     return (f"{m.get('method')} (master {m.get('master')}), {m.get('iterations')} rounds, "
@@ -288,7 +291,9 @@ def main(argv=None) -> list[str]:
                  f"{_fmt(r.get('peak_mb'), '.0f')} | {notes} |")
         else:
             raise SystemExit(f"unknown case {case!r}; choose from {list(CASES)}")
-    write_results("bench_geo", "geo", "\n".join(lines), {"cases": args.cases, "methods": args.methods, "table": lines},
+    default = args.cases == ",".join(c for c in CASES if c != "scaling")
+    # a run of chosen cases is named after them: it must not replace the day's full table
+    write_results("bench_geo", "geo" if default else "geo-" + args.cases.replace(",", "-"), "\n".join(lines), {"cases": args.cases, "methods": args.methods, "table": lines},
                   args.md, None, started, load_start)
     return lines
 

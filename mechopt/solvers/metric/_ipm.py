@@ -136,22 +136,26 @@ class DenseBlocks:
         W = np.empty((m, k, k))
         sc = np.empty((m, k))
         M = np.zeros((k, k))
-        eye = np.eye(k)
         for y in range(m):
-            H = self._block(y, D)
+            H = self._block(y, D)  # a fresh array
             H.flat[self.diag] += dq[:, y]
             s = 1.0 / np.sqrt(H.flat[self.diag])
-            Hs = H * s[:, None] * s[None, :] + REG * eye
-            c, info = lapack.dpotrf(Hs, lower=1, clean=1, overwrite_a=1)
+            H *= s[:, None]
+            H *= s[None, :]
+            H.flat[self.diag] += REG
+            c, info = lapack.dpotrf(H, lower=1, clean=1, overwrite_a=1)
             if info:
                 raise np.linalg.LinAlgError(f"block {y} is not positive definite")
             sc[y] = s
             W[y], info = lapack.dtrtri(c, lower=1, overwrite_c=1)
-            inv, info = lapack.dlauum(W[y].T.copy(), lower=0)  # W' W in the upper triangle
-            M += np.triu(inv) * s[:, None] * s[None, :]
+            # W' W in the upper triangle of W' (upper triangular: its lower part stays zero)
+            inv, info = lapack.dlauum(W[y].T, lower=0)
+            inv *= s[:, None]
+            inv *= s[None, :]
+            M += inv
         # the solves multiply by the factors' inverses: two batched products instead of m
         # pairs of triangular solves
-        self.W, self.sc = W, sc
+        self.W, self.sc, self._Hf = W, sc, None
         return np.triu(M) + np.triu(M, 1).T
 
     def _block(self, y: int, D: np.ndarray) -> np.ndarray:
@@ -159,9 +163,9 @@ class DenseBlocks:
 
     def solve(self, G: np.ndarray) -> np.ndarray:
         """``H_y^{-1} G[:, y]`` for every output (G: (k, m))."""
-        v = (G.T * self.sc)[:, :, None]
-        u = np.matmul(self.W.transpose(0, 2, 1), np.matmul(self.W, v))
-        return (u[:, :, 0] * self.sc).T
+        # einsum: about twice as fast as a stacked matmul on these matrix-vector products
+        u = np.einsum("yij,yj->yi", self.W, G.T * self.sc)
+        return (np.einsum("yji,yj->yi", self.W, u) * self.sc).T
 
 
 class BandBlocks:
@@ -317,10 +321,11 @@ class OutputDenseBlocks(DenseBlocks):
         self.diag = np.arange(k) * (k + 1)
 
     def _block(self, y: int, D: np.ndarray) -> np.ndarray:
-        k = self.k
-        if getattr(self, "_D", None) is not D:
-            self._D, self._Hf = D, self.T @ D.reshape(-1)
-        return self._Hf[y * k * k:(y + 1) * k * k].reshape(k, k).copy()
+        # every block at once when the factorisation starts (y = 0, then in order); each is
+        # a view the factorisation may overwrite
+        if y == 0:
+            self._Hf = (self.T @ D.reshape(-1)).reshape(-1, self.k, self.k)
+        return self._Hf[y]
 
 
 def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "auto"):

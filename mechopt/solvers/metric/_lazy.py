@@ -50,7 +50,7 @@ from ..backends._safe_bound import _U
 #: at most this many rounds (each one IPM run)
 MAX_ROUNDS = 12
 #: rounds before the final ones stop at this relative gap
-EARLY_GAP = 1e-3
+EARLY_GAP = 1e-2
 #: a round that adds fewer than this share of the rows makes the next rounds final
 FINAL_SHARE = 0.05
 #: in a final round, the bound is checked at every this many iterates below the caller's gap
