@@ -130,3 +130,12 @@ def test_auto_takes_the_lazy_route_on_irregular_places_only():
     for a, b, w in pl.grid_edges():
         G[a, b] = G[b, a] = 0.7 * w
     assert not lazy_preferred(G, 144)  # a grid's neighbours have a band order
+
+
+def test_time_limit_gives_a_channel_and_a_valid_bound():
+    E, cost, _ = _irregular(30, 4)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost, time_limit=0.0)
+    assert r.status == "feasible" and r.stats["time_limit_hit"]
+    assert r.Q is not None and r.objective >= opt * (1 - 1e-9)
+    assert r.bound <= opt + 1e-12 * opt
