@@ -334,7 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--method", default="auto", metavar="METHOD",
                    help="auto (default: mechopt picks the route). Free outputs: rays | colgen | orbit; "
                         "estimation_variance: cvxpy | frank-wolfe (fw); labeled outputs: lp | decompose | ipm | "
-                        "relax (the IPM on the pairs of small budget, lifted: feasible with a proven gap)")
+                        "lazy (the IPM with its own growing pairs per output: places from a map) | outputs (the IPM "
+                        "over a growing set of outputs) | relax (the IPM on the pairs of small budget, lifted: "
+                        "feasible with a proven gap)")
     s.add_argument("--no-reduce", action="store_true", help="do not reduce constraints (for comparison)")
     s.add_argument("--memoize", action="store_true",
                    help="mark the mechanism memoized: clients keep one permanent response per true value")
