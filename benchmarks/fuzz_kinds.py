@@ -131,9 +131,10 @@ def geo_problem(rng: np.random.Generator) -> tuple[dict, dict]:
 
 
 def check_geo_routes(doc: dict, rec: dict, witness_value: float | None) -> None:
-    """Judge the IPM and one relaxation called directly: bounds below the verified reference channel."""
+    """Judge the IPM, the lazy pairs and one relaxation called directly: bounds below the verified reference channel."""
     from mechopt import load_problem
     from mechopt.solvers.metric._decompose import kept_budgets
+    from mechopt.solvers.metric._lazy import solve_metric_lazy
     from mechopt.solvers.metric._route import solve_metric_ipm, solve_metric_relaxed
 
     from benchmarks import fuzz_reference as fr
@@ -149,7 +150,7 @@ def check_geo_routes(doc: dict, rec: dict, witness_value: float | None) -> None:
     off = ~np.eye(k, dtype=bool) & np.isfinite(E)
     vals = np.unique(E[off])
     out: dict[str, Any] = {}
-    runs = [("ipm", lambda: solve_metric_ipm(E, cost))]
+    runs = [("ipm", lambda: solve_metric_ipm(E, cost)), ("lazy", lambda: solve_metric_lazy(E, cost))]
     if len(vals):
         theta = float(vals[min(int(doc["_geo"]["theta_q"] * len(vals)), len(vals) - 1)])
         runs.append(("relax", lambda: solve_metric_relaxed(E, cost, thetas=[theta])))
