@@ -18,7 +18,9 @@ block-angular LPs by interior-point methods (Gondzio & Sarkissian, Math. Program
 
 Two ways to form ``M`` (measured in docs/geo.md):
 
-* :class:`DenseBlocks` — a Cholesky factor and inverse of each ``H_y``: ``O(m k^3)``.
+* :class:`DenseBlocks` — a Cholesky factor and inverse of each ``H_y``: ``O(m k^3)``;
+  :class:`OutputDenseBlocks` the same when every output has pairs of its own
+  (:class:`OutputRows`, ``metric_ipm(..., output=)``: the lazy pairs of :mod:`._lazy`).
 * :class:`BandBlocks` — when the pairs connect only inputs ``<= bs`` apart in some
   order (a grid's neighbours in row-major order: ``bs`` = the row length), each ``H_y``
   is block tridiagonal with blocks of size ``bs``; a block Cholesky factor and the
@@ -61,7 +63,7 @@ class IPMResult:
     status: str  # "optimal" (gap <= tol) | "stalled" | "time limit" | "error"
     Q: np.ndarray  # (k, m), rows sum to 1 up to rounding, pairs hold up to rounding
     mu: np.ndarray  # (k,) linking duals (cost units)
-    Pi: np.ndarray  # (P, m) pair duals >= 0 (cost units, for the rows q_a - w q_b <= 0)
+    Pi: np.ndarray  # (P, m) pair duals >= 0 (cost units, for the rows q_a - w q_b <= 0); (P,) with output=
     pobj: float
     dobj: float
     iterations: int
@@ -303,9 +305,6 @@ class _OutputRowsT:
 
     def __matmul__(self, Pi: np.ndarray) -> np.ndarray:
         return (self.rows.MT @ Pi.reshape(-1)).reshape(self.rows.shape_km)
-
-    def tocsr(self) -> "_OutputRowsT":
-        return self
 
 
 class OutputDenseBlocks(DenseBlocks):
