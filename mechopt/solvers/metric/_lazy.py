@@ -226,7 +226,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
             total = inside + math.fsum(terms)
             return total - _U * (abs(total) + abs(inside) + sum(abs(t) for t in terms)) - 2.0**-1060, entering
 
-        def lifted(QS):
+        def lifted(QS, S=S):
             Q = np.zeros((k, m))
             Q[:, S] = snap_to_cone(np.maximum(QS, 0.0), E)
             return Q
