@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import mechopt
 from mechopt.solvers.metric._ipm import metric_ipm
 from mechopt.solvers.metric._lazy import safe_bound_per_output, solve_metric_lazy, start_pairs, violated_pairs
 from mechopt.solvers.metric._route import lazy_preferred
@@ -108,14 +107,6 @@ def test_per_output_bound_from_any_duals_is_below_the_optimum(seed):
     # at the relaxation's own optimum the bound is the relaxation's value (below the full LP's)
     L = safe_bound_per_output(E, cost, a, b, y, r.mu, r.Pi)
     assert abs(L - r.dobj) <= 1e-6 * opt
-
-
-def test_solve_with_method_lazy_repairs_verifies_and_proves():
-    E, cost, doc = _irregular(20, 5)
-    res = mechopt.solve(doc, method="lazy", quiet=True)
-    assert res.stats["method"] == "lazy"
-    assert res.status == "optimal" and res.certificate.verified
-    assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
 
 
 def test_auto_takes_the_lazy_route_on_irregular_places_only():

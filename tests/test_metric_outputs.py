@@ -63,9 +63,10 @@ def test_time_limit_gives_a_channel_and_a_valid_bound():
     assert r.bound <= opt + 1e-12 * opt
 
 
-def test_solve_with_method_outputs_repairs_verifies_and_proves():
+@pytest.mark.parametrize("method", ["outputs", "lazy"])
+def test_solve_with_an_irregular_places_method_repairs_verifies_and_proves(method):
     E, cost, doc = _irregular(20, 5)
-    res = mechopt.solve(doc, method="outputs", quiet=True)
-    assert res.stats["method"] == "outputs"
+    res = mechopt.solve(doc, method=method, quiet=True)
+    assert res.stats["method"] == method
     assert res.status == "optimal" and res.certificate.verified
     assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective

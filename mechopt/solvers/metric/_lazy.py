@@ -43,9 +43,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._parts import (IPM_TOL, RC_TOL, START_DEGREE, MetricLPResult, _label_bound, _Pairs, _Pricing, _sum_lower,
+from ._parts import (IPM_TOL, RC_TOL, START_DEGREE, MetricLPResult, _label_bound, _Pairs, _Pricing, _safe_sum, _sum_lower,
                      pair_operator, snap_to_cone)
-from ..backends._safe_bound import _U
 
 #: at most this many rounds (each one IPM run)
 MAX_ROUNDS = 12
@@ -153,8 +152,7 @@ def safe_bound_per_output(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.
         sel = order[starts[j]:starts[j + 1]]
         op = pair_operator(E, a[sel], b[sel])
         total.append(_label_bound(cost[:, j], mu, np.maximum(pi[sel], 0.0), op))
-    s = math.fsum(total)
-    return s - 2 * _U * sum(abs(t) for t in total) - 2.0**-1060
+    return _safe_sum(total)
 
 
 class _Outside:
@@ -223,8 +221,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
             if not len(out) or not math.isfinite(inside) or inside < need:
                 return inside, []
             terms, entering = outside(out, mu)  # every term <= 0: priced only when the rest could close
-            total = inside + math.fsum(terms)
-            return total - _U * (abs(total) + abs(inside) + sum(abs(t) for t in terms)) - 2.0**-1060, entering
+            return _safe_sum([inside, *terms]), entering
 
         def lifted(QS, S=S):
             Q = np.zeros((k, m))

@@ -34,9 +34,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._parts import (IPM_TOL, RC_TOL, MetricLPResult, _closure, _label_bound, _pairs, _Pairs, _Pricing, _sum_lower, pair_operator,
+from ._parts import (IPM_TOL, RC_TOL, MetricLPResult, _closure, _label_bound, _pairs, _Pairs, _Pricing, _safe_sum, _sum_lower, pair_operator,
                      snap_to_cone)
-from ..backends._safe_bound import _U
 
 #: at most this many rounds (each one IPM run)
 MAX_ROUNDS = 8
@@ -128,8 +127,7 @@ class _Bound:
             self.last_terms[y] = term
             running += term
         self.seconds += time.perf_counter() - t
-        s = math.fsum(terms)
-        return s - 2 * _U * sum(abs(v) for v in terms) - 2.0**-1060, entering
+        return _safe_sum(terms), entering
 
 
 def solve_metric_outputs(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,

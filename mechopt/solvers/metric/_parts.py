@@ -228,6 +228,11 @@ def _sum_lower(mu: np.ndarray) -> float:
     return s - _U * abs(s) - 2.0**-1060
 
 
+def _safe_sum(terms: list[float]) -> float:
+    """A lower bound on the exact sum of lower bounds ``terms`` (``fsum`` with its rounding charged)."""
+    return math.fsum(terms) - 2 * _U * sum(abs(t) for t in terms) - 2.0**-1060
+
+
 def snap_to_cone(Q: np.ndarray, E: np.ndarray, rounds: int = 1, tol: float = 0.0) -> np.ndarray:
     """Lift each column to the smallest point of the cone above it, then renormalise rows.
 
@@ -358,5 +363,4 @@ def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.
     total = [_sum_lower(mu)]
     for y in range(m):
         total.append(_label_bound(cost[:, y], mu, np.maximum(Pi[:, y], 0.0), op))
-    s = math.fsum(total)
-    return s - 2 * _U * sum(abs(t) for t in total) - 2.0**-1060
+    return _safe_sum(total)
