@@ -193,10 +193,11 @@ def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiabilit
     """
     Q = np.asarray(Q, dtype=float)
     k = Q.shape[0]
-    _, s, vt = np.linalg.svd(Q.T, full_matrices=True)  # Qᵀ = U S Vᵀ: null space of Qᵀ in V
+    s = np.linalg.svd(Q.T, compute_uv=False)  # the values alone: a full-rank channel needs no more
     rank = int(np.sum(s > rtol * (s[0] if s.size else 0.0))) if s.size else 0
     if rank >= k:
         return Identifiability(k, k, (), None)
+    _, s, vt = np.linalg.svd(Q.T, full_matrices=True)  # Qᵀ = U S Vᵀ: null space of Qᵀ in V
     v = vt[-1]
     v = v / np.linalg.norm(v)
     groups: list[tuple[int, ...]] = []

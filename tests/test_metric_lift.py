@@ -43,9 +43,13 @@ def test_sparse_lift_is_the_max_over_shortest_paths(n, seed, power):
     D = _networkx_paths(E)
     np.testing.assert_allclose(_closure(E), D, rtol=1e-12, atol=1e-12)
     Q = rng.random((n * n, 5)) ** power          # far from the cone for large powers
+    Q[:, seed % 5] = 0.0                          # an unused output stays unused
+    Q[:, (seed + 1) % 5] = np.exp(-D[seed % (n * n)])   # a tent: already in the cone
     want = np.max(Q[:, None, :] * np.exp(-D)[:, :, None], axis=0)   # max_z q[z] e^{-D[z, x]}
     got = _Lift(E)(Q)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    assert not got[:, seed % 5].any()
+    np.testing.assert_allclose(got[:, (seed + 1) % 5], Q[:, (seed + 1) % 5], rtol=1e-14, atol=0)
     # every pair holds after the lift (up to rounding)
     a, b = np.nonzero(np.isfinite(E) & ~np.eye(n * n, dtype=bool))
     assert np.all(got[a] <= np.exp(E[a, b])[:, None] * got[b] * (1 + 1e-12))
