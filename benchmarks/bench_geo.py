@@ -293,7 +293,10 @@ def main(argv=None) -> list[str]:
             raise SystemExit(f"unknown case {case!r}; choose from {list(CASES)}")
     default = args.cases == ",".join(c for c in CASES if c != "scaling")
     # a run of chosen cases is named after them: it must not replace the day's full table
-    write_results("bench_geo", "geo" if default else "geo-" + args.cases.replace(",", "-"), "\n".join(lines), {"cases": args.cases, "methods": args.methods, "table": lines},
+    name = "geo" if default else "geo-" + args.cases.replace(",", "-")
+    if "scaling" in args.cases.split(",") and args.sizes != ap.get_default("sizes"):
+        name += "-" + args.sizes.replace(",", "-")  # e.g. geo-scaling-48-64-<date>.md
+    write_results("bench_geo", name, "\n".join(lines), {"cases": args.cases, "methods": args.methods, "table": lines},
                   args.md, None, started, load_start)
     return lines
 

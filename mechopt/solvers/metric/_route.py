@@ -48,19 +48,23 @@ LAZY_MIN_K = 100
 LAZY_MAX_K = 200
 
 
-#: seconds per channel entry a time limit keeps back for what follows the solve (the
-#: exact repair and verification, the identifiability check, the export): measured
-#: 12 s for the 5.3·10⁶ entries of a 48×48 grid's channel
-FINISH_S_PER_ENTRY = 3e-6
+#: what a time limit keeps back for what follows the solve, per channel entry (the
+#: identifiability check, the export) and per pair and output (one exact verification;
+#: the repair takes about five): measured on a 48×48 grid (5.3·10⁶ entries, 2.1·10⁷
+#: pair-outputs) and on 1 000 places from a map (10⁹ pair-outputs, 9 s a verification)
+FINISH_S_PER_ENTRY = 2e-6
+VERIFY_S_PER_PAIR_OUTPUT = 1e-8
 
 
-def finish_reserve(k: int, m: int, time_limit: float) -> float:
+def finish_reserve(k: int, m: int, pairs: int, time_limit: float) -> float:
     """The seconds of ``time_limit`` kept back for finishing a ``k × m`` channel (at most a quarter).
 
-    >>> finish_reserve(4096, 4096, 1800.0) > 30.0, finish_reserve(10, 10, 60.0) < 0.01
-    (True, True)
+    >>> round(finish_reserve(4096, 4096, 16_128, 1800.0)), round(finish_reserve(1000, 1000, 999_000, 600.0))
+    (37, 52)
+    >>> finish_reserve(10, 10, 90, 60.0) < 0.01
+    True
     """
-    return min(FINISH_S_PER_ENTRY * k * m, 0.25 * time_limit)
+    return min(FINISH_S_PER_ENTRY * k * m + 5 * VERIFY_S_PER_PAIR_OUTPUT * pairs * m, 0.25 * time_limit)
 
 
 def ipm_preferred(E: np.ndarray, m: int) -> bool:
@@ -306,7 +310,8 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     use_ipm = method == "ipm" or (method == "auto" and not use_lazy and ipm_preferred(E, m))
     runs: list[tuple[str, MetricLPResult]] = []
     if time_limit is not None:
-        time_limit = max(time_limit - finish_reserve(k, m, time_limit), 0.0)
+        pairs = int(np.isfinite(E).sum()) - k
+        time_limit = max(time_limit - finish_reserve(k, m, pairs, time_limit), 0.0)
     tl = None if time_limit is None else max(time_limit - t_build, 0.0)
     if use_lazy:
         runs.append(("lazy", solve_metric_lazy(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "lazy"))))
