@@ -134,7 +134,7 @@ def plateaus(G: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     into cells; cell ``c`` gives the point ``max_{y in c} G[:, y]`` — the cone is closed
     under maxima, so it is a point of the cone — labelled with the cell's output. On a
     48×48 grid the Dantzig–Wolfe master with these beside the tents starts at 6.9925
-    instead of 7.5678 (tents alone), the best channel known there.
+    instead of 7.5678 (tents alone).
 
     >>> G = np.exp(-np.abs(np.subtract.outer(np.arange(4.0), np.arange(4.0))))   # a path, budget 1 a step
     >>> P, labels = plateaus(G, np.subtract.outer(np.arange(4.0), np.arange(4.0)) ** 2 / 4)
