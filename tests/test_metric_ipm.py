@@ -126,7 +126,11 @@ def test_time_limit_gives_a_verified_channel_with_a_proven_gap():
     assert "gap" in short.message
 
 
-def test_band_and_dense_schur_complements_agree_with_numpy():
+def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):
+    from mechopt.solvers.metric import _ipm
+
+    monkeypatch.setattr(_ipm, "MIN_PART", 2)  # six outputs in two threads' parts
+    assert len(_ipm._parts(6, 2)) == 2
     rng = np.random.default_rng(12)
     pl = Places.grid(4, 5)
     k, m = pl.k, 6
@@ -142,7 +146,8 @@ def test_band_and_dense_schur_complements_agree_with_numpy():
     perm, bs = band_order(k, a, b)
     assert bs <= 5  # a 4×5 grid: neighbours at most one row apart
     G = rng.standard_normal((k, m))
-    for lin in (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs)):
+    for lin in (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs, workers=1),
+                BandBlocks(k, a, b, ca, cb, perm, bs, workers=2)):
         M = lin.factor(dq, D)
         assert np.allclose(M, want, rtol=1e-8, atol=1e-12 * np.abs(want).max())
         X = lin.solve(G)

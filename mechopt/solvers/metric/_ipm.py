@@ -41,6 +41,7 @@ verifies ``Q`` exactly.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -53,6 +54,12 @@ from scipy.linalg import lapack
 REG = 1e-14
 #: refine every direction once against the full Newton system below this relative gap
 REFINE_BELOW = 1e-4
+#: at most this many threads share out the outputs of the band factorisation
+MAX_WORKERS = 2
+#: a thread of the band factorisation gets at least this many outputs
+MIN_PART = 32
+#: and factors at most this many at a time (its temporary arrays grow with them)
+MAX_PART = 400
 #: stop when the relative gap has not halved over this many iterations (Euclidean
 #: distances on a 10×10 grid: ~100 iterations of steady, slow progress)
 STALL = 30
@@ -69,6 +76,44 @@ class IPMResult:
     iterations: int
     message: str = ""
     stats: dict = field(default_factory=dict)
+
+
+def ipm_workers() -> int:
+    """Threads that share out the outputs of :class:`BandBlocks`: the cores this process may use, at most :data:`MAX_WORKERS`.
+
+    numpy's batched products and Cholesky factorisations release the GIL, so the outputs'
+    blocks factor in parallel; each thread's BLAS keeps to one thread
+    (:mod:`mechopt._threads`).
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def _parts(m: int, workers: int, most: int | None = None) -> list[slice]:
+    """``m`` outputs in contiguous parts: at least ``workers`` of at least :data:`MIN_PART`
+    each where there are enough outputs, and none over ``most`` (default :data:`MAX_PART`).
+
+    >>> _parts(10, 2), _parts(1000, 2)
+    ([slice(0, 10, None)], [slice(0, 333, None), slice(333, 667, None), slice(667, 1000, None)])
+    """
+    most = MAX_PART if most is None else most
+    n = max(1, min(workers, m // MIN_PART), -(-m // most))
+    edges = np.linspace(0, m, n + 1).round().astype(int)
+    return [slice(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+
+
+def _each_part(m: int, workers: int, work: Callable, most: int | None = None) -> list:
+    """``[work(part) for part in _parts(m, workers, most)]``, in ``workers`` threads."""
+    parts = _parts(m, workers, most)
+    if len(parts) == 1 or workers == 1:
+        return [work(p) for p in parts]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(workers, len(parts))) as pool:
+        return list(pool.map(work, parts))
 
 
 def _tri_inv(L: np.ndarray) -> np.ndarray:
@@ -181,7 +226,8 @@ class BandBlocks:
     """
 
     def __init__(self, k: int, a: np.ndarray, b: np.ndarray, ca: np.ndarray, cb: np.ndarray,
-                 perm: np.ndarray, bs: int):
+                 perm: np.ndarray, bs: int, workers: int | None = None):
+        self.workers = ipm_workers() if workers is None else max(int(workers), 1)
         self.perm = np.asarray(perm)
         inv = np.empty(k, np.int64)
         inv[self.perm] = np.arange(k)
@@ -213,6 +259,20 @@ class BandBlocks:
 
     def factor(self, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
         k, m = dq.shape
+        nb, bs = self.nb, self.bs
+        self.W = np.empty((nb, m, bs, bs))
+        self.Y = np.empty((max(nb - 1, 1), m, bs, bs))
+        self.scb = np.empty((nb, m, bs))
+        if nb > 1:
+            self.Zf = np.empty((nb - 1, m, bs, bs))
+            self.Zb = np.empty((nb - 1, m, bs, bs))
+        M = sum(_each_part(m, self.workers, lambda sl: self._factor_part(dq[:, sl], D[:, sl], sl)))
+        M = np.triu(M) + np.triu(M, 1).T
+        return M[:k, :k][np.ix_(self.inv, self.inv)]
+
+    def _factor_part(self, dq: np.ndarray, D: np.ndarray, part: slice) -> np.ndarray:
+        """Factor the outputs ``part`` into ``self.W[:, part]`` etc.; their share of ``M`` (upper triangle)."""
+        k, m = dq.shape
         nb, bs, kp = self.nb, self.bs, self.kp
         Hf = self.T @ D  # (slots, m)
         dqp = np.ones((kp, m))
@@ -220,10 +280,11 @@ class BandBlocks:
         Hf[self.dslot] += dqp
         sc = 1.0 / np.sqrt(Hf[self.dslot])  # (kp, m)
         scb = sc.reshape(nb, bs, m).transpose(0, 2, 1)  # (nb, m, bs)
+        self.scb[:, part] = scb
         Hb = Hf.reshape(2 * nb - 1, bs, bs, m).transpose(0, 3, 1, 2)  # (blocks, m, bs, bs)
         eye = REG * np.eye(bs)
-        W = np.empty((nb, m, bs, bs))
-        Y = np.empty((max(nb - 1, 1), m, bs, bs))
+        W = self.W[:, part]
+        Y = self.Y[:, part]
         for i in range(nb):
             Ai = Hb[i] * scb[i][:, :, None] * scb[i][:, None, :] + eye
             if i > 0:
@@ -232,47 +293,58 @@ class BandBlocks:
             if i < nb - 1:
                 Bi = Hb[nb + i] * scb[i][:, :, None] * scb[i + 1][:, None, :]
                 Y[i] = W[i] @ Bi
-        self.W, self.Y, self.scb = W, Y, scb
         # the solves' coupling terms, formed once per factorisation (a dozen solves use them)
         if nb > 1:
-            self.Zf = W[1:] @ Y[: nb - 1].transpose(0, 1, 3, 2)  # W_i Y_{i-1}'
-            self.Zb = W[: nb - 1].transpose(0, 1, 3, 2) @ Y[: nb - 1]  # W_i' Y_i
+            self.Zf[:, part] = W[1:] @ Y[: nb - 1].transpose(0, 1, 3, 2)  # W_i Y_{i-1}'
+            self.Zb[:, part] = W[: nb - 1].transpose(0, 1, 3, 2) @ Y[: nb - 1]  # W_i' Y_i
 
         def sinv(i):  # S_i^{-1} in the unscaled variables: D W' W D
             Wi = W[i] * scb[i][:, None, :]
             return Wi.transpose(0, 2, 1) @ Wi
 
-        R = np.empty((m, bs, kp))  # the current row of blocks of every H_y^{-1}
+        # the current row of blocks of every H_y^{-1}, and the next one: two buffers in turn
+        # (writing the product into the other buffer saves a copy of the row a step)
+        R, Rn = np.empty((m, bs, kp)), np.empty((m, bs, kp))
         M = np.zeros((kp, kp))
         lo = (nb - 1) * bs
         R[:, :, lo:] = sinv(nb - 1)
         M[lo:, lo:] = R[:, :, lo:].sum(0)
         for i in range(nb - 2, -1, -1):
-            Xi = (scb[i][:, :, None] * (W[i].transpose(0, 2, 1) @ Y[i])) / scb[i + 1][:, None, :]
+            nXi = (scb[i][:, :, None] * (W[i].transpose(0, 2, 1) @ Y[i])) / -scb[i + 1][:, None, :]
             lo = (i + 1) * bs
-            Rn = -(Xi @ R[:, :, lo:])
-            R[:, :, lo:] = Rn
-            R[:, :, i * bs:lo] = sinv(i) - Rn[:, :, :bs] @ Xi.transpose(0, 2, 1)
-            M[i * bs:lo, i * bs:] = R[:, :, i * bs:].sum(0)
-        M = np.triu(M) + np.triu(M, 1).T
-        return M[:k, :k][np.ix_(self.inv, self.inv)]
+            np.matmul(nXi, R[:, :, lo:], out=Rn[:, :, lo:])
+            Rn[:, :, i * bs:lo] = sinv(i) + Rn[:, :, lo:lo + bs] @ nXi.transpose(0, 2, 1)
+            M[i * bs:lo, i * bs:] = Rn[:, :, i * bs:].sum(0)
+            R, Rn = Rn, R
+        return M
 
     def solve(self, G: np.ndarray) -> np.ndarray:
         k, m = G.shape
+        out = np.empty((k, m))
+
+        def part(sl):
+            out[:, sl] = self._solve_part(G[:, sl], sl)
+
+        _each_part(m, self.workers, part)
+        return out
+
+    def _solve_part(self, G: np.ndarray, part: slice) -> np.ndarray:
+        k, m = G.shape
         nb, bs = self.nb, self.bs
+        scb = self.scb[:, part]
         v = np.zeros((self.kp, m))
         v[:k] = G[self.perm]
-        v = v.reshape(nb, bs, m).transpose(0, 2, 1) * self.scb  # (nb, m, bs)
+        v = v.reshape(nb, bs, m).transpose(0, 2, 1) * scb  # (nb, m, bs)
         v = v[..., None]
-        W = self.W
+        W = self.W[:, part]
         # forward: u_i = W_i v_i - (W_i Y_{i-1}') u_{i-1}; backward: x_i = W_i' u_i - (W_i' Y_i) x_{i+1}
         u = W @ v
         for i in range(1, nb):
-            u[i] -= self.Zf[i - 1] @ u[i - 1]
+            u[i] -= self.Zf[i - 1, part] @ u[i - 1]
         x = W.transpose(0, 1, 3, 2) @ u
         for i in range(nb - 2, -1, -1):
-            x[i] -= self.Zb[i] @ x[i + 1]
-        xf = (x[..., 0] * self.scb).transpose(0, 2, 1).reshape(self.kp, m)[:k]
+            x[i] -= self.Zb[i, part] @ x[i + 1]
+        xf = (x[..., 0] * scb).transpose(0, 2, 1).reshape(self.kp, m)[:k]
         return xf[self.inv]
 
 
