@@ -12,7 +12,8 @@ from scipy.optimize import linprog
 
 import mechopt
 from mechopt.geo import Places
-from mechopt.solvers.metric._ipm import BandBlocks, DenseBlocks, band_order, metric_ipm
+from mechopt.solvers.metric._band import BandBlocks, band_order
+from mechopt.solvers.metric._ipm import DenseBlocks, metric_ipm
 from mechopt.solvers.metric._route import (relaxation_levels, safe_bound_from_duals, solve_metric_ipm,
                                            solve_metric_relaxed)
 
@@ -127,10 +128,10 @@ def test_time_limit_gives_a_verified_channel_with_a_proven_gap():
 
 
 def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):
-    from mechopt.solvers.metric import _ipm
+    from mechopt.solvers.metric import _band
 
-    monkeypatch.setattr(_ipm, "MIN_PART", 2)  # six outputs in two threads' parts
-    assert len(_ipm._parts(6, 2)) == 2
+    monkeypatch.setattr(_band, "MIN_PART", 2)  # six outputs in two threads' parts
+    assert len(_band._parts(6, 2)) == 2
     rng = np.random.default_rng(12)
     pl = Places.grid(4, 5)
     k, m = pl.k, 6
@@ -236,3 +237,19 @@ def test_relaxation_levels_tighten_and_respect_the_band_rule():
     xy = rng.uniform(size=(40, 2))
     D = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
     assert relaxation_levels(np.where(np.eye(40, dtype=bool), 0.0, 1.0 + 0 * D), 40) == []
+
+
+def test_auto_grows_the_outputs_on_street_graphs_and_not_on_clustered_grids(tmp_path):
+    from benchmarks.bench_geo import geo_doc
+    from mechopt._problem import load_problem, problem_from_dict
+    from mechopt._street import write_city
+    from mechopt.solvers.metric._decompose import kept_budgets
+    from mechopt.solvers.metric._route import ipm_preferred, outputs_preferred
+
+    def form(p):
+        return kept_budgets(list(p.notions), p.k), p.objective.type.labeled_form(p.objective).cost
+
+    E, cost = form(load_problem(write_city(tmp_path, 400, 7, epsilon=4.0)))
+    assert ipm_preferred(E, cost.shape[1]) and outputs_preferred(E, cost)  # 112 of 400 outputs to start
+    E, cost = form(problem_from_dict(geo_doc(20, "manhattan")))
+    assert ipm_preferred(E, cost.shape[1]) and not outputs_preferred(E, cost)  # 233 of 400

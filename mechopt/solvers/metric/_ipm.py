@@ -41,7 +41,6 @@ verifies ``Q`` exactly.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -50,16 +49,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-#: regularisation added to each unit-diagonal block before its Cholesky factorisation
-REG = 1e-14
+from ._band import REG, BandBlocks, band_order
+
+#: Gondzio's centrality correctors per iteration at most, with dense blocks
+GONDZIO = 3
+#: ... and with band blocks, whose solves are cheap beside the factorisation (iterations to
+#: a relative gap of 1e-3: 400 street intersections 34 -> 29, 1 000: 57 -> 49 with 12;
+#: a 16×16 grid to 1e-9: 42 -> 37)
+GONDZIO_BAND = 8
 #: refine every direction once against the full Newton system below this relative gap
 REFINE_BELOW = 1e-4
-#: at most this many threads share out the outputs of the band factorisation
-MAX_WORKERS = 2
-#: a thread of the band factorisation gets at least this many outputs
-MIN_PART = 32
-#: and factors at most this many at a time (its temporary arrays grow with them)
-MAX_PART = 400
 #: stop when the relative gap has not halved over this many iterations (Euclidean
 #: distances on a 10×10 grid: ~100 iterations of steady, slow progress)
 STALL = 30
@@ -76,94 +75,6 @@ class IPMResult:
     iterations: int
     message: str = ""
     stats: dict = field(default_factory=dict)
-
-
-def ipm_workers() -> int:
-    """Threads that share out the outputs of :class:`BandBlocks`: the cores this process may use, at most :data:`MAX_WORKERS`.
-
-    numpy's batched products and Cholesky factorisations release the GIL, so the outputs'
-    blocks factor in parallel; each thread's BLAS keeps to one thread
-    (:mod:`mechopt._threads`).
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_WORKERS))
-
-
-def _parts(m: int, workers: int, most: int | None = None) -> list[slice]:
-    """``m`` outputs in contiguous parts: at least ``workers`` of at least :data:`MIN_PART`
-    each where there are enough outputs, and none over ``most`` (default :data:`MAX_PART`).
-
-    >>> _parts(10, 2), _parts(1000, 2)
-    ([slice(0, 10, None)], [slice(0, 333, None), slice(333, 667, None), slice(667, 1000, None)])
-    """
-    most = MAX_PART if most is None else most
-    n = max(1, min(workers, m // MIN_PART), -(-m // most))
-    edges = np.linspace(0, m, n + 1).round().astype(int)
-    return [slice(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
-
-
-def _each_part(m: int, workers: int, work: Callable, most: int | None = None) -> list:
-    """``[work(part) for part in _parts(m, workers, most)]``, in ``workers`` threads."""
-    parts = _parts(m, workers, most)
-    if len(parts) == 1 or workers == 1:
-        return [work(p) for p in parts]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(min(workers, len(parts))) as pool:
-        return list(pool.map(work, parts))
-
-
-def _tri_inv(L: np.ndarray) -> np.ndarray:
-    """The inverses of a stack of lower-triangular matrices, by forward substitution.
-
-    One batched product per row: for the small blocks of :class:`BandBlocks` about 4x
-    faster than :func:`numpy.linalg.inv` (a general LU per matrix).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> L = np.array([[[2.0, 0.0], [1.0, 4.0]]])
-    >>> _tri_inv(L)[0] @ L[0]
-    array([[1., 0.],
-           [0., 1.]])
-    """
-    n = L.shape[-1]
-    W = np.zeros_like(L)
-    d = 1.0 / np.diagonal(L, axis1=-2, axis2=-1)
-    W[..., 0, 0] = d[..., 0]
-    for j in range(1, n):
-        W[..., j:j + 1, :j] = -(L[..., j:j + 1, :j] @ W[..., :j, :j]) * d[..., j, None, None]
-        W[..., j, j] = d[..., j]
-    return W
-
-
-def band_order(k: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
-    """An order of the inputs and the largest distance in it between paired inputs.
-
-    The better of the given order (a grid's row-major order) and reverse Cuthill–McKee.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> a, b = np.array([0, 1, 2, 3]), np.array([1, 2, 3, 4])     # a path
-    >>> band_order(5, a, b)[1]
-    1
-    """
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    best = (np.arange(k), int(np.abs(a - b).max()) if len(a) else 1)
-    G = sp.csr_matrix((np.ones(len(a)), (a, b)), shape=(k, k))
-    G = (G + G.T).tocsr()
-    perm = np.asarray(reverse_cuthill_mckee(G, symmetric_mode=True))
-    pos = np.empty(k, np.int64)
-    pos[perm] = np.arange(k)
-    bw = int(np.abs(pos[a] - pos[b]).max()) if len(a) else 1
-    if bw < best[1]:
-        best = (perm, bw)
-    return best[0], max(best[1], 1)
 
 
 class DenseBlocks:
@@ -213,139 +124,6 @@ class DenseBlocks:
         # einsum: about twice as fast as a stacked matmul on these matrix-vector products
         u = np.einsum("yij,yj->yi", self.W, G.T * self.sc)
         return (np.einsum("yji,yj->yi", self.W, u) * self.sc).T
-
-
-class BandBlocks:
-    """``M = sum_y H_y^{-1}`` when every ``H_y`` is block tridiagonal in the order ``perm``.
-
-    Block Cholesky ``H = L L'`` with ``L[i, i] = chol(S_i)``, ``S_i = A_i - Y_{i-1}' Y_{i-1}``,
-    ``Y_i = L[i, i]^{-1} B_i`` (``A_i``, ``B_i``: diagonal and upper blocks); the inverse's
-    blocks by ``G[n-1, n-1] = S_{n-1}^{-1}``, ``G[i, j>i] = -X_i G[i+1, j]`` and
-    ``G[i, i] = S_i^{-1} - G[i, i+1] X_i'`` with ``X_i = S_i^{-1} B_i`` — one row of
-    blocks at a time, as one batched product over the outputs.
-    """
-
-    def __init__(self, k: int, a: np.ndarray, b: np.ndarray, ca: np.ndarray, cb: np.ndarray,
-                 perm: np.ndarray, bs: int, workers: int | None = None):
-        self.workers = ipm_workers() if workers is None else max(int(workers), 1)
-        self.perm = np.asarray(perm)
-        inv = np.empty(k, np.int64)
-        inv[self.perm] = np.arange(k)
-        self.inv = inv
-        nb = -(-k // bs)
-        self.k, self.bs, self.nb, self.kp = k, bs, nb, nb * bs
-        pa, pb = inv[a], inv[b]
-        if len(a) and np.abs(pa - pb).max() > bs:
-            raise ValueError("pairs farther apart than the block size")
-
-        def slot(r, c):
-            # diagonal block i -> slots [i*bs*bs, ...); upper block (i, i+1) -> (nb + i); entries
-            # below the diagonal blocks are stored transposed in the upper block
-            bi, bj = r // bs, c // bs
-            low = bi > bj
-            blk = np.where(bi == bj, bi, nb + np.minimum(bi, bj))
-            rr = np.where(low, c % bs, r % bs)
-            cc = np.where(low, r % bs, c % bs)
-            return (blk * bs + rr) * bs + cc
-
-        P = len(a)
-        cross = (pa // bs) != (pb // bs)
-        rows = np.concatenate([slot(pa, pa), slot(pb, pb), slot(pa, pb), slot(pb, pa)[~cross]])
-        vals = np.concatenate([ca * ca, cb * cb, ca * cb, (ca * cb)[~cross]])
-        cols = np.concatenate([np.arange(P)] * 3 + [np.arange(P)[~cross]])
-        self.T = sp.csr_matrix((vals, (rows, cols)), shape=((2 * nb - 1) * bs * bs, P))
-        i = np.arange(self.kp)
-        self.dslot = ((i // bs) * bs + i % bs) * bs + i % bs
-
-    def factor(self, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
-        k, m = dq.shape
-        nb, bs = self.nb, self.bs
-        self.W = np.empty((nb, m, bs, bs))
-        self.Y = np.empty((max(nb - 1, 1), m, bs, bs))
-        self.scb = np.empty((nb, m, bs))
-        if nb > 1:
-            self.Zf = np.empty((nb - 1, m, bs, bs))
-            self.Zb = np.empty((nb - 1, m, bs, bs))
-        M = sum(_each_part(m, self.workers, lambda sl: self._factor_part(dq[:, sl], D[:, sl], sl)))
-        M = np.triu(M) + np.triu(M, 1).T
-        return M[:k, :k][np.ix_(self.inv, self.inv)]
-
-    def _factor_part(self, dq: np.ndarray, D: np.ndarray, part: slice) -> np.ndarray:
-        """Factor the outputs ``part`` into ``self.W[:, part]`` etc.; their share of ``M`` (upper triangle)."""
-        k, m = dq.shape
-        nb, bs, kp = self.nb, self.bs, self.kp
-        Hf = self.T @ D  # (slots, m)
-        dqp = np.ones((kp, m))
-        dqp[:k] = dq[self.perm]
-        Hf[self.dslot] += dqp
-        sc = 1.0 / np.sqrt(Hf[self.dslot])  # (kp, m)
-        scb = sc.reshape(nb, bs, m).transpose(0, 2, 1)  # (nb, m, bs)
-        self.scb[:, part] = scb
-        Hb = Hf.reshape(2 * nb - 1, bs, bs, m).transpose(0, 3, 1, 2)  # (blocks, m, bs, bs)
-        eye = REG * np.eye(bs)
-        W = self.W[:, part]
-        Y = self.Y[:, part]
-        for i in range(nb):
-            Ai = Hb[i] * scb[i][:, :, None] * scb[i][:, None, :] + eye
-            if i > 0:
-                Ai -= Y[i - 1].transpose(0, 2, 1) @ Y[i - 1]
-            W[i] = _tri_inv(np.linalg.cholesky(Ai))  # raises LinAlgError if not PD
-            if i < nb - 1:
-                Bi = Hb[nb + i] * scb[i][:, :, None] * scb[i + 1][:, None, :]
-                Y[i] = W[i] @ Bi
-        # the solves' coupling terms, formed once per factorisation (a dozen solves use them)
-        if nb > 1:
-            self.Zf[:, part] = W[1:] @ Y[: nb - 1].transpose(0, 1, 3, 2)  # W_i Y_{i-1}'
-            self.Zb[:, part] = W[: nb - 1].transpose(0, 1, 3, 2) @ Y[: nb - 1]  # W_i' Y_i
-
-        def sinv(i):  # S_i^{-1} in the unscaled variables: D W' W D
-            Wi = W[i] * scb[i][:, None, :]
-            return Wi.transpose(0, 2, 1) @ Wi
-
-        # the current row of blocks of every H_y^{-1}, and the next one: two buffers in turn
-        # (writing the product into the other buffer saves a copy of the row a step)
-        R, Rn = np.empty((m, bs, kp)), np.empty((m, bs, kp))
-        M = np.zeros((kp, kp))
-        lo = (nb - 1) * bs
-        R[:, :, lo:] = sinv(nb - 1)
-        M[lo:, lo:] = R[:, :, lo:].sum(0)
-        for i in range(nb - 2, -1, -1):
-            nXi = (scb[i][:, :, None] * (W[i].transpose(0, 2, 1) @ Y[i])) / -scb[i + 1][:, None, :]
-            lo = (i + 1) * bs
-            np.matmul(nXi, R[:, :, lo:], out=Rn[:, :, lo:])
-            Rn[:, :, i * bs:lo] = sinv(i) + Rn[:, :, lo:lo + bs] @ nXi.transpose(0, 2, 1)
-            M[i * bs:lo, i * bs:] = Rn[:, :, i * bs:].sum(0)
-            R, Rn = Rn, R
-        return M
-
-    def solve(self, G: np.ndarray) -> np.ndarray:
-        k, m = G.shape
-        out = np.empty((k, m))
-
-        def part(sl):
-            out[:, sl] = self._solve_part(G[:, sl], sl)
-
-        _each_part(m, self.workers, part)
-        return out
-
-    def _solve_part(self, G: np.ndarray, part: slice) -> np.ndarray:
-        k, m = G.shape
-        nb, bs = self.nb, self.bs
-        scb = self.scb[:, part]
-        v = np.zeros((self.kp, m))
-        v[:k] = G[self.perm]
-        v = v.reshape(nb, bs, m).transpose(0, 2, 1) * scb  # (nb, m, bs)
-        v = v[..., None]
-        W = self.W[:, part]
-        # forward: u_i = W_i v_i - (W_i Y_{i-1}') u_{i-1}; backward: x_i = W_i' u_i - (W_i' Y_i) x_{i+1}
-        u = W @ v
-        for i in range(1, nb):
-            u[i] -= self.Zf[i - 1, part] @ u[i - 1]
-        x = W.transpose(0, 1, 3, 2) @ u
-        for i in range(nb - 2, -1, -1):
-            x[i] -= self.Zb[i, part] @ x[i + 1]
-        xf = (x[..., 0] * scb).transpose(0, 2, 1).reshape(self.kp, m)[:k]
-        return xf[self.inv]
 
 
 class OutputRows:
@@ -458,7 +236,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
 def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *, tol: float = 1e-9,
                max_iter: int = 200, deadline: float | None = None, progress: Callable | None = None,
                enough: Callable | None = None, check_below: float = 1e-7,
-               linalg: str = "auto", gondzio: int = 3, row_scale: str = "none",
+               linalg: str = "auto", gondzio: int | None = None, row_scale: str = "none",
                start: str = "centred", output: np.ndarray | None = None) -> IPMResult:
     """Solve the labeled metric LP by a structured primal–dual interior-point method.
 
@@ -478,8 +256,9 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         run (e.g. a proven bound from these duals already closes the caller's gap: the
         last iterations to ``tol`` cost the most on large grids).
     linalg : ``"auto"``, ``"dense"`` or ``"band"``
-    gondzio : int
-        Centrality correctors per iteration.
+    gondzio : int, optional
+        Centrality correctors per iteration at most: default :data:`GONDZIO` (dense blocks)
+        or :data:`GONDZIO_BAND` (band blocks, where a solve costs ``1/k`` of a factorisation).
     row_scale : ``"none"`` or ``"sqrt"``
         Scale each pair row by ``1 / sqrt(w)`` (measured: no effect on the benchmarks).
     start : ``"centred"`` or ``"flat"``
@@ -522,6 +301,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         A = OutputRows(k, m, a, b, output, ca, cb)
         AT = A.T
         lin = OutputDenseBlocks(k, m, a, b, output, ca, cb)
+    if gondzio is None:
+        gondzio = GONDZIO_BAND if isinstance(lin, BandBlocks) else GONDZIO
 
     def duals(pi):  # in cost units; (P, m), or (P,) with per-output rows
         out = pi * (scale * rho)[:, None]
