@@ -16,6 +16,7 @@ like ``1 / σ_min²``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -193,28 +194,63 @@ def identifiability(Q: np.ndarray, *, rtol: float = RANK_RTOL) -> Identifiabilit
     """
     Q = np.asarray(Q, dtype=float)
     k = Q.shape[0]
-    s = np.linalg.svd(Q.T, compute_uv=False)  # the values alone: a full-rank channel needs no more
+    groups = merged_rows(Q)
+    # identical rows add no rank: the singular values of one row per group (the values
+    # alone: a full-rank channel needs no more)
+    keep = np.ones(k, dtype=bool)
+    for g in groups:
+        keep[list(g[1:])] = False
+    s = np.linalg.svd(Q[keep].T, compute_uv=False)
     rank = int(np.sum(s > rtol * (s[0] if s.size else 0.0))) if s.size else 0
     if rank >= k:
         return Identifiability(k, k, (), None)
-    _, s, vt = np.linalg.svd(Q.T, full_matrices=True)  # Qᵀ = U S Vᵀ: null space of Qᵀ in V
-    v = vt[-1]
-    v = v / np.linalg.norm(v)
-    groups: list[tuple[int, ...]] = []
-    seen: set[int] = set()
-    for i in range(k):
-        if i in seen:
-            continue
-        close = np.max(np.abs(Q[i:] - Q[i]), axis=1) <= MERGE_ATOL
-        same = [j for j in (i + np.flatnonzero(close)).tolist() if j not in seen]
-        seen.update(same)
-        if len(same) > 1:
-            groups.append(tuple(same))
+    if groups:  # two identical rows: their difference is a null direction, no SVD needed
+        v = np.zeros(k)
+        v[list(groups[0][:2])] = (math.sqrt(0.5), -math.sqrt(0.5))
+    else:
+        vt = np.linalg.svd(Q.T, full_matrices=True)[2]  # Qᵀ = U S Vᵀ: null space of Qᵀ in V
+        v = vt[-1] / np.linalg.norm(vt[-1])
     found = Identifiability(k, rank, tuple(groups), v)
     reps = [g[0] for g in found.groups()]
     masses = bool(groups) and int(np.linalg.matrix_rank(Q[reps], tol=rtol * (s[0] if s.size else 0.0))) == len(reps)
     masses = masses or int(null_components(Q[reps]).max()) > 0
     return Identifiability(k, rank, tuple(groups), v, masses)
+
+
+def merged_rows(Q: np.ndarray, atol: float = MERGE_ATOL) -> list[tuple[int, ...]]:
+    """Groups of rows within ``atol`` (max abs difference) of their group's first row, in input order.
+
+    Rows are sorted by a random projection ``h = Q r``: rows within ``atol`` of each
+    other have ``|h_i - h_j| <= atol ||r||_1``, so only those neighbours are compared
+    (``O(k m + k log k)`` and the candidates, instead of ``O(k² m)``: a constant channel
+    on 4 096 places took about a minute the old way).
+
+    Examples
+    --------
+    >>> merged_rows(np.array([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5], [0.2, 0.8 + 1e-13], [0.1, 0.9]]))
+    [(0, 2), (1, 3)]
+    """
+    Q = np.asarray(Q, dtype=float)
+    k = Q.shape[0]
+    r = np.random.default_rng(0).uniform(0.5, 1.0, Q.shape[1])
+    h = Q @ r
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    reach = atol * float(r.sum()) * (1 + 1e-9) + 2 * Q.shape[1] * np.finfo(float).eps * (np.abs(h) + 1.0)
+    lo = np.searchsorted(hs, h - reach, side="left")
+    hi = np.searchsorted(hs, h + reach, side="right")
+    groups: list[tuple[int, ...]] = []
+    seen = np.zeros(k, dtype=bool)
+    for i in range(k):
+        if seen[i] or hi[i] - lo[i] < 2:
+            continue
+        cand = order[lo[i]:hi[i]]
+        cand = np.sort(cand[(cand >= i) & ~seen[cand]])
+        same = cand[np.max(np.abs(Q[cand] - Q[i]), axis=1) <= atol]
+        seen[same] = True
+        if len(same) > 1:
+            groups.append(tuple(int(j) for j in same))
+    return groups
 
 
 #: projector entries above this join two rows into one component

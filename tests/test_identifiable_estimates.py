@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mechopt import Mechanism
 from mechopt._identifiability import IdentifiabilityWarning, identifiability, summarize_labels
@@ -130,3 +132,24 @@ def test_components_of_the_null_space_give_identifiable_masses():
     boot = estimate_counts(BLOCK, [60, 96, 164, 80], method="inversion", postprocess="simplex", labels="abcd")
     assert boot.interval.startswith("percentile bootstrap") and np.all(boot.lower <= boot.estimate)
     assert identifiability(BLOCK).group_masses and not identifiability(BLOCK).merged
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 12), st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_merged_rows_match_comparing_every_pair(k, m, seed):
+    from mechopt._identifiability import MERGE_ATOL, merged_rows
+
+    rng = np.random.default_rng(seed)
+    base = rng.dirichlet(np.ones(m), size=max(1, k // 2))
+    Q = base[rng.integers(0, len(base), k)]  # repeated rows
+    nudge = rng.random(k) < 0.3  # some moved by less, some by more than the tolerance
+    Q[nudge] += rng.choice([0.3, 3.0], size=(int(nudge.sum()), 1)) * MERGE_ATOL * rng.choice([-1, 1], size=(int(nudge.sum()), m))
+    want, seen = [], set()
+    for i in range(k):  # the definition: every later row within the tolerance of row i
+        if i in seen:
+            continue
+        same = [j for j in range(i, k) if j not in seen and np.max(np.abs(Q[j] - Q[i])) <= MERGE_ATOL]
+        seen.update(same)
+        if len(same) > 1:
+            want.append(tuple(same))
+    assert merged_rows(Q) == want
