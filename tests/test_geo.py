@@ -178,3 +178,22 @@ def test_maps(tmp_path):
     assert a.stat().st_size > 1000 and b.stat().st_size > 1000
     with pytest.raises(InputError):
         plot_reporting(Q, pl, 12, tmp_path / "x.png")
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_a_time_limit_before_any_master_returns_the_private_exponential_mechanism(symmetric):
+    from mechopt.solvers.metric._decompose import solve_metric_lp
+
+    rng = np.random.default_rng(5)
+    xy = rng.uniform(0, 3, (9, 2))
+    E = 4.0 * np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))  # a budget where reporting near beats one place
+    if not symmetric:
+        E = E * rng.uniform(0.5, 1.5, E.shape)  # budgets differ by direction
+        np.fill_diagonal(E, 0.0)
+    cost = rng.dirichlet(np.ones(9))[:, None] * ((xy[:, None] - xy[None]) ** 2).sum(-1)
+    r = solve_metric_lp(E, cost, master="rays", time_limit=0.0)
+    Q = r.Q
+    assert r.status == "feasible" and np.allclose(Q.sum(1), 1.0)
+    # every pair, every output (the snap may only raise entries into the cone)
+    assert np.all(Q[:, None, :] <= np.exp(E)[:, :, None] * Q[None, :, :] * (1 + 1e-12))
+    assert r.objective < cost.sum(axis=0).min()  # better than every constant channel
