@@ -157,7 +157,7 @@ def plateaus(G: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return P, labels
 
 
-def exponential_fallback(D: np.ndarray, G: np.ndarray, cost: np.ndarray) -> np.ndarray:
+def exponential_fallback(D: np.ndarray, G: np.ndarray) -> np.ndarray:
     """The exponential mechanism ``Q[x, y] ∝ e^{-t D[y, x]}`` at the largest ``t`` that keeps it private.
 
     ``Q[a, y] / Q[b, y] <= e^{t (D[a, b] + D[b, a])}`` (the triangle inequality, for the
@@ -167,7 +167,7 @@ def exponential_fallback(D: np.ndarray, G: np.ndarray, cost: np.ndarray) -> np.n
     channel). ``G = e^{-D}.T`` as the master has it.
 
     >>> D = np.abs(np.subtract.outer(np.arange(3.0), np.arange(3.0)))   # a path, budget 1 a step
-    >>> Q = exponential_fallback(D, np.exp(-D).T, np.ones((3, 3)))
+    >>> Q = exponential_fallback(D, np.exp(-D).T)
     >>> bool(np.allclose(Q.sum(1), 1) and np.all(Q[:-1] <= np.e * Q[1:] * (1 + 1e-12)) and np.all(Q[1:] <= np.e * Q[:-1] * (1 + 1e-12)))
     True
     """
@@ -367,7 +367,7 @@ class _RayMaster(_MasterBase):
             D = _closure(self.E)
             G = np.exp(-D).T  # G[:, y] = e^{-D[y, .]}: the tent of place y
             self.add_points(G, np.arange(k), lift=False)
-            self.keep_if_better(exponential_fallback(D, G, self.cost))
+            self.keep_if_better(exponential_fallback(D, G))
             P, labels = plateaus(G, self.cost)
             self.add_points(P, labels, lift=False)
         # a primal feasible start: the constant channel basic (its row 0 at its bound,
