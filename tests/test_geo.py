@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -197,3 +199,80 @@ def test_a_time_limit_before_any_master_returns_the_private_exponential_mechanis
     # every pair, every output (the snap may only raise entries into the cone)
     assert np.all(Q[:, None, :] <= np.exp(E)[:, :, None] * Q[None, :, :] * (1 + 1e-12))
     assert r.objective < cost.sum(axis=0).min()  # better than every constant channel
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class _Event:
+    def __init__(self):
+        self.interrupted = False
+
+    def interrupt(self):
+        self.interrupted = True
+
+
+class _Subscribers(list):
+    def __iadd__(self, fn):
+        self.append(fn)
+        return self
+
+    def __isub__(self, fn):
+        self.remove(fn)
+        return self
+
+
+class _FakeHighs:
+    """Only the callback descriptor of ``highspy.Highs`` (``+=`` / ``-=``)."""
+
+    def __init__(self):
+        self.cbSimplexInterrupt = _Subscribers()
+
+
+def test_the_early_stop_keeps_its_longest_pauses_before_the_deadline(monkeypatch):
+    from mechopt.solvers.metric import _decompose
+
+    monkeypatch.setattr(_decompose, "STOP_PAUSES", 1.5)
+    clock = _Clock()
+    monkeypatch.setattr(_decompose.time, "perf_counter", clock)
+    h = _FakeHighs()
+    stop = _decompose._EarlyStop(h, deadline=100.0, start=0.0)
+    assert h.cbSimplexInterrupt == [stop._check]
+    seen = []
+    for t in [4.0, 5.0, 6.0, 15.0, 16.0, 50.0, 51.0, 52.0, 53.0]:  # pauses 4, 1, 1, 9, 1, 34, 1, 1, 1
+        clock.now = t
+        e = _Event()
+        stop._check(e)
+        seen.append(e.interrupted)
+    # at 50 the longest pause is 34 (50 + 51 > 100): the first interruption; before it
+    # the longest was 9 (16 + 13.5 < 100)
+    assert seen == [False] * 5 + [True] * 4 and stop.pause == 34.0 and stop.stopped
+    stop.detach()
+    assert h.cbSimplexInterrupt == []
+
+
+def test_a_real_highs_simplex_is_interrupted_and_the_master_reports_a_time_limit():
+    import highspy
+
+    from mechopt.solvers.metric import _decompose
+
+    rng = np.random.default_rng(2)
+    h, hs = _decompose._highs()
+    h.setOptionValue("solver", "simplex")
+    n = 300  # a random LP the simplex needs many iterations for
+    A = rng.uniform(0, 1, (n, n))
+    h.addVars(n, np.zeros(n), np.full(n, highspy.kHighsInf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.uniform(1, 2, n))
+    for i in range(n):
+        h.addRow(-highspy.kHighsInf, 1.0, n, np.arange(n, dtype=np.int32), A[i])
+    stop = _decompose._EarlyStop(h, deadline=time.perf_counter(), start=time.perf_counter())
+    h.run()
+    stop.detach()
+    assert stop.stopped and h.getModelStatus() == hs.HighsModelStatus.kInterrupt
+    h.run()  # detached: runs to the end
+    assert h.getModelStatus() == hs.HighsModelStatus.kOptimal
