@@ -235,7 +235,7 @@ class _FakeHighs:
 
 
 def test_the_early_stop_keeps_its_longest_pauses_before_the_deadline(monkeypatch):
-    from mechopt.solvers.metric import _decompose
+    from mechopt.solvers.backends import _deadline as _decompose
 
     monkeypatch.setattr(_decompose, "STOP_PAUSES", 1.5)
     clock = _Clock()
@@ -256,9 +256,10 @@ def test_the_early_stop_keeps_its_longest_pauses_before_the_deadline(monkeypatch
     assert h.cbSimplexInterrupt == []
 
 
-def test_a_real_highs_simplex_is_interrupted_and_the_master_reports_a_time_limit():
+def test_run_by_interrupts_a_real_highs_simplex_and_detaches(monkeypatch):
     import highspy
 
+    from mechopt.solvers.backends import _deadline
     from mechopt.solvers.metric import _decompose
 
     rng = np.random.default_rng(2)
@@ -270,9 +271,23 @@ def test_a_real_highs_simplex_is_interrupted_and_the_master_reports_a_time_limit
     h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.uniform(1, 2, n))
     for i in range(n):
         h.addRow(-highspy.kHighsInf, 1.0, n, np.arange(n, dtype=np.int32), A[i])
-    stop = _decompose._EarlyStop(h, deadline=time.perf_counter(), start=time.perf_counter())
-    h.run()
-    stop.detach()
-    assert stop.stopped and h.getModelStatus() == hs.HighsModelStatus.kInterrupt
+    # any pause is too long here: the first iteration interrupts, long before HiGHS's own limit
+    monkeypatch.setattr(_deadline, "STOP_PAUSES", 1e12)
+    assert _deadline.run_by(h, time.perf_counter() + 600.0)
+    assert h.getModelStatus() == hs.HighsModelStatus.kInterrupt
     h.run()  # detached: runs to the end
     assert h.getModelStatus() == hs.HighsModelStatus.kOptimal
+
+
+def test_an_interrupted_master_is_a_time_limit_not_an_error(monkeypatch):
+    from mechopt.solvers.backends import _deadline
+
+    pl = Places.grid(6, 6)
+    D = pl.distances("manhattan")
+    E = np.where(np.isclose(D, 1.0), 0.7, np.inf)  # the grid's edges
+    np.fill_diagonal(E, 0.0)
+    cost = clustered(pl)[:, None] * D**2
+    monkeypatch.setattr(_deadline, "STOP_PAUSES", 1e12)  # every master is interrupted at once
+    r = solve_metric_lp(E, cost, master="rays", time_limit=600.0)
+    assert r.status == "feasible" and r.stats["time_limit_hit"] and r.message == "time limit"
+    assert np.allclose(r.Q.sum(1), 1.0) and r.objective < cost.sum(axis=0).min()

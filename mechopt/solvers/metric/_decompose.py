@@ -50,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...notions import ELDP, MetricLDP
+from ..backends._deadline import run_by
 from .._colgen_loop import FAILED, LAST, PROVEN, Found, LoopResult, Round, run
 from ._parts import (DENSE_PAIRS, RC_TOL, START_DEGREE, MetricLPResult, _closure, _highs, _label_bound,  # noqa: F401
                             _Lift, _Pairs, _Pricing, _sum_lower, snap_to_cone)
@@ -182,47 +183,6 @@ class _OutOfTime(Exception):
     pass
 
 
-#: HiGHS is interrupted once the time left is below this many of its longest pauses between
-#: simplex iterations (refactorisations of the dense basis; the next one may be longer:
-#: 74, 74, 82 then 99 s on a 64×64 grid's first master, with a few seconds of iterations
-#: between them). Its own time limit, checked between iterations, returned 8-11 s late on
-#: 48×48 and 58 s late on 64×64; an interrupted run returns at once (0.1 s, 0.0 s)
-STOP_PAUSES = 1.5
-
-
-class _EarlyStop:
-    """Interrupt a HiGHS simplex early enough that it returns by ``deadline``.
-
-    HiGHS checks its time limit between simplex iterations, and an iteration that
-    refactorises a dense basis takes seconds (11 s on a 48×48 grid's 2 304-row master):
-    its time limit returned up to a minute late on 64×64. The simplex-interrupt callback
-    runs every iteration; it records the longest pause between two calls (from the
-    start of the run) and interrupts once the time left is below :data:`STOP_PAUSES`
-    such pauses.
-    """
-
-    def __init__(self, h, deadline: float, start: float):
-        self.h, self.deadline = h, deadline
-        self.last, self.pause, self.stopped = start, 0.0, False
-        try:
-            h.cbSimplexInterrupt += self._check
-            self.attached = True
-        except AttributeError:  # a highspy without callbacks: its time limit alone
-            self.attached = False
-
-    def _check(self, event) -> None:
-        now = time.perf_counter()
-        self.pause = max(self.pause, now - self.last)
-        self.last = now
-        if now + STOP_PAUSES * self.pause >= self.deadline:
-            self.stopped = True
-            event.interrupt()
-
-    def detach(self) -> None:
-        if self.attached:
-            self.h.cbSimplexInterrupt -= self._check
-
-
 class _MasterBase:
     deadline: float | None = None
 
@@ -276,19 +236,11 @@ class _MasterBase:
         Raises :class:`_OutOfTime` when the deadline stopped it.
         """
         t = time.perf_counter()
-        stop = None
-        if self.deadline is not None:
-            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(self.deadline - time.perf_counter(), 1e-3))
-            stop = _EarlyStop(self.h, self.deadline, t)
-        try:
-            self.h.run()
-        finally:
-            if stop is not None:
-                stop.detach()
+        stopped = run_by(self.h, self.deadline)
         self.t_master += time.perf_counter() - t
         if self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal:
             return ""
-        if self.deadline is not None and (time.perf_counter() >= self.deadline or stop.stopped):
+        if self.deadline is not None and (time.perf_counter() >= self.deadline or stopped):
             if self.h.getInfo().primal_solution_status == self.hs.SolutionStatus.kSolutionStatusFeasible:
                 # stopped in the primal simplex's phase 2: its point is a channel (its
                 # columns are points of the cone) better than the last round's
