@@ -235,13 +235,13 @@ class _FakeHighs:
 
 
 def test_the_early_stop_keeps_its_longest_pauses_before_the_deadline(monkeypatch):
-    from mechopt.solvers.backends import _deadline as _decompose
+    from mechopt.solvers.backends import _deadline
 
-    monkeypatch.setattr(_decompose, "STOP_PAUSES", 1.5)
+    monkeypatch.setattr(_deadline, "STOP_PAUSES", 1.5)
     clock = _Clock()
-    monkeypatch.setattr(_decompose.time, "perf_counter", clock)
+    monkeypatch.setattr(_deadline.time, "perf_counter", clock)
     h = _FakeHighs()
-    stop = _decompose._EarlyStop(h, deadline=100.0, start=0.0)
+    stop = _deadline._EarlyStop(h, deadline=100.0, start=0.0)
     assert h.cbSimplexInterrupt == [stop._check]
     seen = []
     for t in [4.0, 5.0, 6.0, 15.0, 16.0, 50.0, 51.0, 52.0, 53.0]:  # pauses 4, 1, 1, 9, 1, 34, 1, 1, 1

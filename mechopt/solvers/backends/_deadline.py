@@ -22,12 +22,9 @@ STOP_PAUSES = 1.5
 class _EarlyStop:
     """Interrupt a HiGHS simplex early enough that it returns by ``deadline``.
 
-    HiGHS checks its time limit between simplex iterations, and an iteration that
-    refactorises a dense basis takes seconds (11 s on a 48×48 grid's 2 304-row master):
-    its time limit returned up to a minute late on 64×64. The simplex-interrupt callback
-    runs every iteration; it records the longest pause between two calls (from the
-    start of the run) and interrupts once the time left is below :data:`STOP_PAUSES`
-    such pauses.
+    The simplex-interrupt callback runs every iteration; it records the longest pause
+    between two calls (from the start of the run) and interrupts once the time left is
+    below :data:`STOP_PAUSES` such pauses.
     """
 
     def __init__(self, h, deadline: float, start: float):
