@@ -141,20 +141,90 @@ def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):
     ca, cb = np.ones(len(a)), -w
     A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
                       shape=(len(a), k)).toarray()
-    dq = rng.uniform(1e-3, 1e3, (k, m))
-    D = rng.uniform(1e-3, 1e3, (len(a), m))
-    want = sum(np.linalg.inv(np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A) for y in range(m))
     perm, bs = band_order(k, a, b)
     assert bs <= 5  # a 4×5 grid: neighbours at most one row apart
     G = rng.standard_normal((k, m))
-    for lin in (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs, workers=1),
-                BandBlocks(k, a, b, ca, cb, perm, bs, workers=2)):
-        M = lin.factor(dq, D)
-        assert np.allclose(M, want, rtol=1e-8, atol=1e-12 * np.abs(want).max())
-        X = lin.solve(G)
-        for y in range(m):
-            H = np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A
-            assert np.allclose(H @ X[:, y], G[:, y], rtol=1e-7, atol=1e-9 * np.abs(G[:, y]).max())
+    lins = (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs, workers=1),
+            BandBlocks(k, a, b, ca, cb, perm, bs, workers=2))
+    for _ in range(2):  # twice: the band blocks keep their arrays from one factorisation to the next
+        dq = rng.uniform(1e-3, 1e3, (k, m))
+        D = rng.uniform(1e-3, 1e3, (len(a), m))
+        want = sum(np.linalg.inv(np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A) for y in range(m))
+        for lin in lins:
+            M = lin.factor(dq, D)
+            assert np.allclose(M, want, rtol=1e-8, atol=1e-12 * np.abs(want).max())
+            X = lin.solve(G)
+            for y in range(m):
+                H = np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A
+                assert np.allclose(H @ X[:, y], G[:, y], rtol=1e-7, atol=1e-9 * np.abs(G[:, y]).max())
+
+
+def test_band_blocks_in_single_precision_form_m_to_single_precision_and_solve_exactly():
+    rng = np.random.default_rng(21)
+    pl = Places.grid(5, 6)
+    k, m = pl.k, 4
+    a, b = np.array([[e[0], e[1]] for e in pl.grid_edges()]).T
+    a, b = np.concatenate([a, b]), np.concatenate([b, a])
+    w = np.exp(rng.uniform(0.2, 1.5, len(a)))
+    ca, cb = np.ones(len(a)), -w
+    A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
+                      shape=(len(a), k)).toarray()
+    dq = rng.uniform(1e-2, 1e2, (k, m))
+    D = rng.uniform(1e-2, 1e2, (len(a), m))
+    Hs = [np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A for y in range(m)]
+    want = sum(np.linalg.inv(H) for H in Hs)
+    perm, bs = band_order(k, a, b)
+    lin = BandBlocks(k, a, b, ca, cb, perm, bs, workers=1)
+    lin.single = True
+    M = lin.factor(dq, D)
+    err = np.abs(M - want).max() / np.abs(want).max()
+    assert 1e-12 < err < 1e-5  # single precision: neither exact nor far off
+    G = rng.standard_normal((k, m))
+    X = lin.solve(G)  # the factors stay double
+    for y in range(m):
+        assert np.allclose(Hs[y] @ X[:, y], G[:, y], rtol=1e-9, atol=1e-11)
+    lin.single = False
+    assert np.allclose(lin.factor(dq, D), want, rtol=1e-9, atol=1e-13 * np.abs(want).max())
+
+
+def test_a_single_precision_schur_complement_that_is_not_positive_definite_is_formed_again():
+    from mechopt.solvers.metric._ipm import _schur_factor
+
+    class Lin:
+        def __init__(self, double):
+            self.single, self.double, self.calls = True, double, []
+
+        def factor(self, dq, D):
+            self.calls.append(self.single)
+            return -np.eye(3) if self.single else self.double
+
+    lin = Lin(4.0 * np.eye(3))
+    L = _schur_factor(lin, None, None)
+    assert lin.calls == [True, False] and np.allclose(np.tril(L), 2.0 * np.eye(3))
+    lin = Lin(-np.eye(3))
+    with pytest.raises(np.linalg.LinAlgError):
+        _schur_factor(lin, None, None)  # in double precision too: not positive definite
+    assert lin.calls == [True, False]
+
+
+def test_ipm_with_single_precision_schur_complements_reaches_the_lp_optimum(monkeypatch):
+    from mechopt.solvers.metric import _ipm
+
+    pl = Places.grid(6, 6)
+    k = pl.k
+    a, b = np.array([[e[0], e[1]] for e in pl.grid_edges()]).T
+    a, b = np.concatenate([a, b]), np.concatenate([b, a])
+    w = np.full(len(a), np.exp(0.7))
+    prior = clustered(pl)
+    D = np.abs(pl.coords[:, None, :] - pl.coords[None, :, :]).sum(-1)
+    C = prior[:, None] * D**2
+    E = np.full((k, k), np.inf)
+    E[a, b] = 0.7
+    np.fill_diagonal(E, 0.0)
+    opt = _highs_optimum(E, C)
+    monkeypatch.setattr(_ipm, "SINGLE_ABOVE", 1e-6)  # single precision almost to the end
+    r = metric_ipm(C, a, b, w, tol=1e-9, linalg="band")
+    assert r.status == "optimal" and abs(r.pobj - opt) <= 1e-7 * opt
 
 
 def test_ipm_on_outputs_other_than_the_inputs():

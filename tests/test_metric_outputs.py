@@ -70,3 +70,45 @@ def test_solve_with_an_irregular_places_method_repairs_verifies_and_proves(metho
     assert res.stats["method"] == method
     assert res.status == "optimal" and res.certificate.verified
     assert abs(res.objective - _highs_optimum(E, cost)) <= 1e-7 * res.objective
+
+
+def test_the_bound_prices_only_the_outputs_the_ipm_duals_leave_open():
+    from mechopt.solvers.metric._ipm import metric_ipm
+    from mechopt.solvers.metric._outputs import _Bound
+    from mechopt.solvers.metric._parts import _pairs
+
+    E, cost, _ = _irregular(20, 2)
+    opt = _highs_optimum(E, cost)
+    a, b = _pairs(E)
+    S = list(range(20))  # every output in the IPM: its duals settle every term
+    r = metric_ipm(cost, a, b, np.exp(E[a, b]), tol=1e-10)
+    B = _Bound(E, cost)
+    lb, entering = B(S, r.mu, r.Pi, a, b)
+    assert opt - 1e-7 * opt <= lb <= opt + 1e-12 * opt and not entering
+    assert B.priced == 0  # no pricing LP was needed
+    # past the deadline the outputs of S still have their terms; an output outside S has none
+    assert B(S, r.mu, r.Pi, a, b, deadline=0.0)[0] == lb
+    S2 = S[1:]
+    r2 = metric_ipm(cost[:, S2], a, b, np.exp(E[a, b]), tol=1e-10)
+    assert B(S2, r2.mu, r2.Pi, a, b, deadline=0.0)[0] == -np.inf
+    lb2, _ = B(S2, r2.mu, r2.Pi, a, b)
+    assert lb2 <= opt + 1e-12 * opt and B.priced >= 1  # output 0 is priced
+
+
+def test_the_bound_is_the_same_priced_in_one_thread_or_two():
+    from mechopt.solvers.metric._ipm import metric_ipm
+    from mechopt.solvers.metric._outputs import _Bound
+    from mechopt.solvers.metric._parts import _pairs
+
+    E, cost, _ = _irregular(30, 5)
+    opt = _highs_optimum(E, cost)
+    a, b = _pairs(E)
+    S = list(range(0, 30, 3))  # a third of the outputs: the other twenty are priced
+    r = metric_ipm(cost[:, S], a, b, np.exp(E[a, b]), tol=1e-10)
+    got = []
+    for threads in (1, 2):
+        B = _Bound(E, cost, threads=threads)
+        lb, entering = B(S, r.mu, r.Pi, a, b)
+        assert lb <= opt + 1e-12 * opt and B.priced >= 20 and len(B.models) == threads
+        got.append((lb, [y for _, y in entering]))
+    assert abs(got[0][0] - got[1][0]) <= 1e-9 * opt and got[0][1] == got[1][1] and got[0][1]

@@ -153,31 +153,67 @@ class BandBlocks:
         rows = np.concatenate([slot(pa, pa), slot(pb, pb), slot(pa, pb), slot(pb, pa)[~cross]])
         vals = np.concatenate([ca * ca, cb * cb, ca * cb, (ca * cb)[~cross]])
         cols = np.concatenate([np.arange(P)] * 3 + [np.arange(P)[~cross]])
-        self.T = sp.csr_matrix((vals, (rows, cols)), shape=((2 * nb - 1) * bs * bs, P))
+        T = sp.csr_matrix((vals, (rows, cols)), shape=((2 * nb - 1) * bs * bs, P))
         i = np.arange(self.kp)
         self.dslot = ((i // bs) * bs + i % bs) * bs + i % bs
+        # most slots of the blocks hold no pair (on 2 000 street intersections 85 %): the
+        # product with the pair weights fills only the others, in buffers that stay zero elsewhere
+        self.rows = np.union1d(np.flatnonzero(np.diff(T.indptr)), self.dslot)
+        self.Tc = T[self.rows]
+        self.drow = np.searchsorted(self.rows, self.dslot)
+        self.slots = (2 * nb - 1) * bs * bs
+        # arrays kept from one factorisation to the next: a fresh gigabyte costs ~2 s of page
+        # faults on this machine, more than the products that fill it
+        self._kept: dict = {}
+        self._spare: list = []
+        #: form ``M``'s block rows in single precision (the factors and the solves stay double)
+        self.single = False
+
+    def _array(self, name: str, shape: tuple) -> np.ndarray:
+        """The array ``name`` of the last factorisation if its shape is ``shape``, else a new one."""
+        arr = self._kept.get(name)
+        if arr is None or arr.shape != shape:
+            arr = self._kept[name] = np.empty(shape)
+        return arr
 
     def factor(self, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
         k, m = dq.shape
         nb, bs = self.nb, self.bs
-        self.W = np.empty((nb, m, bs, bs))
-        self.Y = np.empty((max(nb - 1, 1), m, bs, bs))
-        self.scb = np.empty((nb, m, bs))
-        if nb > 1:
-            self.Zf = np.empty((nb - 1, m, bs, bs))
-            self.Zb = np.empty((nb - 1, m, bs, bs))
+        self.W = self._array("W", (nb, m, bs, bs))
+        self.Y = self._array("Y", (max(nb - 1, 1), m, bs, bs))
+        self.scb = self._array("scb", (nb, m, bs))
         M = sum(_each_part(m, self.workers, lambda sl: self._factor_part(dq[:, sl], D[:, sl], sl)))
         M = np.triu(M) + np.triu(M, 1).T
         return M[:k, :k][np.ix_(self.inv, self.inv)]
 
+    def _work_arrays(self, m: int) -> dict:
+        """A thread's work arrays for ``m`` outputs (returned to :attr:`_spare` after use)."""
+        try:
+            w = self._spare.pop()
+        except IndexError:
+            w = {}
+        dt = np.float32 if self.single else np.float64
+        if w.get("m") != m or w["R"].dtype != dt:
+            w = {"m": m, "Hf": np.zeros((self.slots, m)), "R": np.empty((m, self.bs, self.kp), dt),
+                 "Rn": np.empty((m, self.bs, self.kp), dt), "M": np.zeros((self.kp, self.kp))}
+        return w
+
     def _factor_part(self, dq: np.ndarray, D: np.ndarray, part: slice) -> np.ndarray:
         """Factor the outputs ``part`` into ``self.W[:, part]`` etc.; their share of ``M`` (upper triangle)."""
+        work = self._work_arrays(dq.shape[1])
+        try:
+            return self._factor_into(dq, D, part, work).copy()
+        finally:
+            self._spare.append(work)
+
+    def _factor_into(self, dq: np.ndarray, D: np.ndarray, part: slice, work: dict) -> np.ndarray:
         k, m = dq.shape
         nb, bs, kp = self.nb, self.bs, self.kp
-        Hf = self.T @ D  # (slots, m)
-        dqp = np.ones((kp, m))
-        dqp[:k] = dq[self.perm]
-        Hf[self.dslot] += dqp
+        Hc = self.Tc @ D
+        Hc[self.drow[:k]] += dq[self.perm]
+        Hc[self.drow[k:]] = 1.0
+        Hf = work["Hf"]  # (slots, m), zero outside self.rows
+        Hf[self.rows] = Hc
         sc = 1.0 / np.sqrt(Hf[self.dslot])  # (kp, m)
         scb = sc.reshape(nb, bs, m).transpose(0, 2, 1)  # (nb, m, bs)
         self.scb[:, part] = scb
@@ -192,11 +228,7 @@ class BandBlocks:
             W[i] = _tri_inv(np.linalg.cholesky(Ai))  # raises LinAlgError if not PD
             if i < nb - 1:
                 Bi = Hb[nb + i] * scb[i][:, :, None] * scb[i + 1][:, None, :]
-                Y[i] = W[i] @ Bi
-        # the solves' coupling terms, formed once per factorisation (a dozen solves use them)
-        if nb > 1:
-            self.Zf[:, part] = W[1:] @ Y[: nb - 1].transpose(0, 1, 3, 2)  # W_i Y_{i-1}'
-            self.Zb[:, part] = W[: nb - 1].transpose(0, 1, 3, 2) @ Y[: nb - 1]  # W_i' Y_i
+                np.matmul(W[i], Bi, out=Y[i])
 
         def sinv(i):  # S_i^{-1} in the unscaled variables: D W' W D
             Wi = W[i] * scb[i][:, None, :]
@@ -204,13 +236,13 @@ class BandBlocks:
 
         # the current row of blocks of every H_y^{-1}, and the next one: two buffers in turn
         # (writing the product into the other buffer saves a copy of the row a step)
-        R, Rn = np.empty((m, bs, kp)), np.empty((m, bs, kp))
-        M = np.zeros((kp, kp))
+        R, Rn, M = work["R"], work["Rn"], work["M"]  # M: only its upper blocks are written
+        dt = R.dtype
         lo = (nb - 1) * bs
         R[:, :, lo:] = sinv(nb - 1)
         M[lo:, lo:] = R[:, :, lo:].sum(0)
         for i in range(nb - 2, -1, -1):
-            nXi = (scb[i][:, :, None] * (W[i].transpose(0, 2, 1) @ Y[i])) / -scb[i + 1][:, None, :]
+            nXi = ((scb[i][:, :, None] * (W[i].transpose(0, 2, 1) @ Y[i])) / -scb[i + 1][:, None, :]).astype(dt)
             lo = (i + 1) * bs
             np.matmul(nXi, R[:, :, lo:], out=Rn[:, :, lo:])
             Rn[:, :, i * bs:lo] = sinv(i) + Rn[:, :, lo:lo + bs] @ nXi.transpose(0, 2, 1)
@@ -236,13 +268,17 @@ class BandBlocks:
         v[:k] = G[self.perm]
         v = v.reshape(nb, bs, m).transpose(0, 2, 1) * scb  # (nb, m, bs)
         v = v[..., None]
-        W = self.W[:, part]
-        # forward: u_i = W_i v_i - (W_i Y_{i-1}') u_{i-1}; backward: x_i = W_i' u_i - (W_i' Y_i) x_{i+1}
-        u = W @ v
+        W, Y = self.W[:, part], self.Y[:, part]
+        # forward: u_i = W_i (v_i - Y_{i-1}' u_{i-1}); backward: x_i = W_i' (u_i - Y_i x_{i+1})
+        # (a solve reads every W and Y twice, as it would the products W_i Y_{i-1}' and
+        # W_i' Y_i: forming them would cost a gigabyte each on 2 000 street intersections)
+        u = np.empty_like(v)
+        u[0] = W[0] @ v[0]
         for i in range(1, nb):
-            u[i] -= self.Zf[i - 1, part] @ u[i - 1]
-        x = W.transpose(0, 1, 3, 2) @ u
+            u[i] = W[i] @ (v[i] - Y[i - 1].transpose(0, 2, 1) @ u[i - 1])
+        x = np.empty_like(u)
+        x[nb - 1] = W[nb - 1].transpose(0, 2, 1) @ u[nb - 1]
         for i in range(nb - 2, -1, -1):
-            x[i] -= self.Zb[i, part] @ x[i + 1]
+            x[i] = W[i].transpose(0, 2, 1) @ (u[i] - Y[i] @ x[i + 1])
         xf = (x[..., 0] * scb).transpose(0, 2, 1).reshape(self.kp, m)[:k]
         return xf[self.inv]

@@ -59,6 +59,13 @@ GONDZIO = 3
 GONDZIO_BAND = 8
 #: refine every direction once against the full Newton system below this relative gap
 REFINE_BELOW = 1e-4
+#: form ``M`` in single precision above this relative gap (band blocks; the link rows'
+#: refinement with the double-precision factors makes up for it)
+SINGLE_ABOVE = 1e-3
+#: refinement steps of the link rows at most, with ``M`` in double / single precision
+REFINE_LINK = (2, 8)
+#: ... until the link rows' residual is below (double / single precision)
+LINK_TOL = (1e-14, 1e-9)
 #: stop when the relative gap has not halved over this many iterations (Euclidean
 #: distances on a 10×10 grid: ~100 iterations of steady, slow progress)
 STALL = 30
@@ -195,6 +202,18 @@ def _step(v: np.ndarray, dv: np.ndarray) -> float:
     return 1.0 if r <= 1.0 else 1.0 / r
 
 
+def _schur_factor(lin, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """The Cholesky factor of ``M = sum_y H_y^{-1}``, formed again in double precision if
+    the single-precision one is not positive definite."""
+    while True:
+        Lm, info = lapack.dpotrf(lin.factor(dq, D), lower=1)
+        if not info:
+            return Lm
+        if not getattr(lin, "single", False):
+            raise np.linalg.LinAlgError("linking Schur complement is not positive definite")
+        lin.single = False
+
+
 def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
     """The Newton solve at one iterate (factors ``lin`` and ``Lm``), a refined direction, step lengths."""
     ths = s / pi
@@ -206,9 +225,10 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
         Hg = lin.solve(g)
         dmu = lapack.dpotrs(Lm, rl - Hg.sum(1), lower=1)[0]
         dq = lin.solve(g + dmu[:, None])
-        for _ in range(2):
+        single = int(getattr(lin, "single", False))
+        for _ in range(REFINE_LINK[single]):
             e = rl - dq.sum(1)
-            if float(np.abs(e).max()) <= 1e-14:
+            if float(np.abs(e).max()) <= LINK_TOL[single]:
                 break
             d2 = lapack.dpotrs(Lm, e, lower=1)[0]
             dmu = dmu + d2
@@ -357,11 +377,10 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             t_step = now - t_prev
         t_prev = now
         tt = time.perf_counter()
+        if isinstance(lin, BandBlocks):
+            lin.single = rel > SINGLE_ABOVE
         try:
-            Mm = lin.factor(z / q, pi / s)
-            Lm, info = lapack.dpotrf(Mm, lower=1)
-            if info:
-                raise np.linalg.LinAlgError("linking Schur complement is not positive definite")
+            Lm = _schur_factor(lin, z / q, pi / s)
         except np.linalg.LinAlgError as e:
             message = f"stopped at relative gap {rel:.1e}: {e}"
             break

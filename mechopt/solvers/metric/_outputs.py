@@ -29,6 +29,7 @@ two rounds add the 11 it missed.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Callable
 
@@ -47,8 +48,11 @@ CHECK_EVERY = 5
 #: is left to the exact repair and verification)
 CLOSE_SHARE = 0.8
 #: seconds a pricing LP takes per kept pair (street graphs of 400 and 1 000 places:
-#: 2.3-3.4 ms over 1 406 pairs, 11 ms over 3 548)
+#: 2.3-3.4 ms over 1 406 pairs, 11 ms over 3 548, 21 ms over 7 122), in one thread
 PRICE_S_PER_PAIR = 3e-6
+#: the IPM stops this share of the time limit (at most MARGIN_MAX_S) before the time its
+#: last pricing is expected to need
+MARGIN, MARGIN_MAX_S = 0.04, 24.0
 #: at the first iterate of a round with a relative gap below this, every output is priced:
 #: if some enter, the round stops there (a round to the caller's gap took ~90 more
 #: iterations on 150 places from a map, and its outputs were priced in again anyway)
@@ -76,20 +80,27 @@ def first_outputs(E: np.ndarray, cost: np.ndarray) -> list[int]:
 
 
 class _Bound:
-    """The Lagrangian bound over every output: the IPM's pair duals on ``S``, pricing elsewhere."""
+    """The Lagrangian bound over every output: the IPM's pair duals on ``S``, pricing elsewhere.
 
-    def __init__(self, E: np.ndarray, cost: np.ndarray):
+    The pricing LPs run in :func:`._band.ipm_workers` threads, each on its own HiGHS model
+    (HiGHS releases the GIL: two threads price 2 000 street outputs in half the time);
+    output ``y`` always goes to model ``y % threads``, which keeps its warm-start basis.
+    """
+
+    def __init__(self, E: np.ndarray, cost: np.ndarray, threads: int | None = None):
+        from ._band import ipm_workers
+
         self.E, self.cost = E, cost
-        self.pairs = _Pairs(E)
-        self.pricing = _Pricing(self.pairs)
+        self.threads = ipm_workers() if threads is None else max(int(threads), 1)
+        self.models: list[_Pricing] = []  # made when first needed
         self.seconds = 0.0
         self._op = None
         self.last_terms = np.zeros(cost.shape[1])
         self.priced = 0
 
-    def _nearest_priced(self, y: int) -> int | None:
-        """The output closest to ``y`` (smallest budget) that the pricing has a basis for."""
-        have = self.pricing.bases
+    def _nearest_priced(self, pricing: _Pricing, y: int) -> int | None:
+        """The output closest to ``y`` (smallest budget) that ``pricing`` has a basis for."""
+        have = pricing.bases
         if y in have or not have:
             return None
         done = np.fromiter(have, dtype=np.int64)
@@ -100,11 +111,14 @@ class _Bound:
         """``(bound, [(p_y, y) for the outputs outside S that price in])``.
 
         Every output's term is the pricing LP's safe bound at ``mu`` (the exact ``p_y(mu)``
-        up to rounding); an output of ``S`` takes the IPM's pair duals instead where they
-        bound it higher. Every term is ``<= 0`` (``q = 0`` is in the cone), so the sum only
-        falls as outputs are priced: once it is below ``target`` the bound cannot reach it,
-        and ``(-inf, [])`` returns without pricing the rest (the outputs whose terms were the
-        most negative last time are priced first).
+        up to rounding); an output of ``S`` takes the box minimum at the IPM's pair duals
+        instead where they bound it higher, and is priced only when that term is below
+        ``-RC_TOL`` (relative, shared out over the outputs) and there is time. Every term
+        is ``<= 0`` (``q = 0`` is in the cone), so the sum only falls as outputs are
+        priced: once it is below ``target`` the bound cannot reach it, and ``(-inf, [])``
+        returns without pricing the rest (the outputs whose terms were the most negative
+        last time are priced first). Past ``deadline`` an output outside ``S`` has no term
+        (``(-inf, [])``); one of ``S`` keeps its term at the IPM's duals.
         """
         t = time.perf_counter()
         mu = np.asarray(mu, dtype=float)
@@ -114,26 +128,63 @@ class _Bound:
             self._op = (a, pair_operator(self.E, a, b))
         op = self._op[1]
         col = {y: j for j, y in enumerate(S)}
-        terms, entering = [_sum_lower(mu)], []
+        m = len(self.last_terms)
         tol = RC_TOL * max(float(np.abs(self.cost).max()), 1e-300)
-        running = terms[0]
-        for y in np.argsort(self.last_terms, kind="stable").tolist():
-            if (deadline is not None and time.perf_counter() > deadline) or running < target:
-                self.seconds += time.perf_counter() - t
-                return -math.inf, []
-            r = self.cost[:, y] - mu
-            q, lam = self.pricing.solve(y, r, like=self._nearest_priced(y))
-            self.priced += 1
-            term = _label_bound(self.cost[:, y], mu, lam, self.pairs.bound_operator())
-            if y in col:
-                term = max(term, _label_bound(self.cost[:, y], mu, np.maximum(Pi[:, col[y]], 0.0), op))
-            elif float(r @ q) < -tol:
-                entering.append((float(r @ q), y))
-            terms.append(term)
-            self.last_terms[y] = term
-            running += term
+        # an output of S whose term at the IPM's pair duals is above -skip is not priced:
+        # the LP could raise the bound by at most skip (all of them together, RC_TOL);
+        # near the IPM's optimum that is every one (1 000 street intersections: all 403
+        # terms ~ -1e-317), and it halves the pricing
+        skip = tol / max(m, 1)
+        terms = np.zeros(m)
+        for y, j in col.items():
+            terms[y] = _label_bound(self.cost[:, y], mu, np.maximum(Pi[:, j], 0.0), op)
+        order = [y for y in np.argsort(self.last_terms, kind="stable").tolist() if y not in col or terms[y] < -skip]
+        state = {"running": _sum_lower(mu) + float(terms.sum()), "failed": False}
+        entering: list[tuple[float, int]] = []
+        lock = threading.Lock()
+        while len(self.models) < self.threads:
+            # each model its own pairs: with a dense metric they grow lazily, per model
+            self.models.append(_Pricing(_Pairs(self.E)))
+
+        def price(share: int) -> None:
+            pricing = self.models[share]
+            for y in order:
+                if y % self.threads != share:
+                    continue
+                with lock:
+                    if state["failed"]:
+                        return
+                    late = deadline is not None and time.perf_counter() > deadline
+                    if state["running"] < target or (late and y not in col):
+                        state["failed"] = True
+                        return
+                if late:
+                    continue  # an output of S: its term at the IPM's duals stands
+                r = self.cost[:, y] - mu
+                q, lam = pricing.solve(y, r, like=self._nearest_priced(pricing, y))
+                lp = _label_bound(self.cost[:, y], mu, lam, pricing.pairs.bound_operator())
+                with lock:
+                    self.priced += 1
+                    if y in col:
+                        lp = max(lp, terms[y])
+                    elif float(r @ q) < -tol:
+                        entering.append((float(r @ q), y))
+                    state["running"] += lp - terms[y]
+                    terms[y] = lp
+
+        if self.threads == 1 or len(order) < 2:
+            for share in range(self.threads):
+                price(share)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.threads) as pool:
+                list(pool.map(price, range(self.threads)))
         self.seconds += time.perf_counter() - t
-        return _safe_sum(terms), entering
+        if state["failed"]:
+            return -math.inf, []
+        self.last_terms = terms
+        return _safe_sum([_sum_lower(mu)] + terms.tolist()), sorted(entering, key=lambda e: e[1])
 
 
 def solve_metric_outputs(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
@@ -166,7 +217,8 @@ def solve_metric_outputs(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
     # the IPM stops early enough to price every output once at its last duals
     # (without that pricing there is no bound)
     end = None if time_limit is None else t0 + float(time_limit)
-    deadline = None if end is None else end - min(0.05 * float(time_limit), 30.0) - m * PRICE_S_PER_PAIR * len(a)
+    deadline = None if end is None else (end - min(MARGIN * float(time_limit), MARGIN_MAX_S)
+                                         - (m - len(S)) * PRICE_S_PER_PAIR * len(a) / bound_of.threads)
     best_Q, best_obj, best_bound = None, math.inf, -math.inf
     rounds: list[dict] = []
     message = ""
