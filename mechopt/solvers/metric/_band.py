@@ -208,7 +208,7 @@ class BandBlocks:
 
     def _factor_into(self, dq: np.ndarray, D: np.ndarray, part: slice, work: dict) -> np.ndarray:
         k, m = dq.shape
-        nb, bs, kp = self.nb, self.bs, self.kp
+        nb, bs = self.nb, self.bs
         Hc = self.Tc @ D
         Hc[self.drow[:k]] += dq[self.perm]
         Hc[self.drow[k:]] = 1.0
