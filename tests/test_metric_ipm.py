@@ -259,6 +259,13 @@ def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
     assert not ipm_preferred(E, 160)
     assert ipm_preferred(E[:100, :100], 100)  # dense blocks on few places
     assert not ipm_preferred(E[:100, :100], 10**6)  # the (pairs x outputs) arrays would not fit
+    # a 48×48 grid: 9 024 pairs x 2 304 outputs is past IPM_MAX_ENTRIES, but its band factor
+    # (k m bs = 2.5e8 entries) fits; with five times the outputs it would not
+    from mechopt.solvers.metric._route import IPM_MAX_ENTRIES
+
+    E48 = grid_E(48)
+    assert 9024 * 2304 > IPM_MAX_ENTRIES and np.isfinite(E48).sum() - 2304 == 9024
+    assert ipm_preferred(E48, 2304) and not ipm_preferred(E48, 5 * 2304)
 
 
 def test_auto_falls_back_to_the_decomposition_when_the_ipm_does_not_close_the_gap(monkeypatch):

@@ -45,6 +45,10 @@ OUTPUTS_MAX_SHARE = 0.55
 #: the IPM holds about ten (pairs x outputs) float arrays: above this many entries per
 #: array (~1.6 GB in total) ``auto`` takes the decomposition instead
 IPM_MAX_ENTRIES = 20_000_000
+#: ... unless the pairs have a band order whose factor stays below this many entries
+#: (``k m bs``, each of its two arrays; 48×48 grid: 2.5e8, optimal to 5.9e-5 in 574 s
+#: with a peak of 10.9 GB; 64×64: 1.1e9)
+IPM_BAND_MAX_ENTRIES = 300_000_000
 #: ``auto`` takes the IPM with dense blocks (no band order) up to this many places
 IPM_DENSE_MAX_K = 150
 #: ``auto`` takes the lazy pairs per output (:mod:`._lazy`) on irregular places from this
@@ -77,18 +81,20 @@ def finish_reserve(k: int, m: int, pairs: int, time_limit: float) -> float:
 def ipm_preferred(E: np.ndarray, m: int) -> bool:
     """Whether ``auto`` takes the IPM: where the benchmark shows it wins (docs/geo.md).
 
-    Its (pairs x outputs) arrays must stay below :data:`IPM_MAX_ENTRIES`, and either
-    k <= :data:`IPM_DENSE_MAX_K` (dense blocks: 10×10 Euclidean, 6 464 pairs) or the
-    pairs have a band order with block size ``<= k / 4`` (grids' neighbours, sparse
-    spanners: 20×20 and 32×32 grids).
+    Either k <= :data:`IPM_DENSE_MAX_K` with (pairs x outputs) arrays below
+    :data:`IPM_MAX_ENTRIES` (dense blocks: 10×10 Euclidean, 6 464 pairs), or the pairs
+    have a band order with block size ``<= k / 4`` (grids' neighbours, sparse spanners:
+    20×20 to 48×48 grids) and either those arrays or the band factor (``k m bs`` entries,
+    below :data:`IPM_BAND_MAX_ENTRIES`) are small enough.
     """
     from ._band import band_order
 
     k = E.shape[0]
     a, b = _pairs(E)
-    if len(a) * m > IPM_MAX_ENTRIES:
-        return False
-    return k <= IPM_DENSE_MAX_K or 4 * band_order(k, a, b)[1] <= k
+    if k <= IPM_DENSE_MAX_K and len(a) * m <= IPM_MAX_ENTRIES:
+        return True
+    bs = band_order(k, a, b)[1]
+    return 4 * bs <= k and (len(a) * m <= IPM_MAX_ENTRIES or k * m * bs <= IPM_BAND_MAX_ENTRIES)
 
 
 def outputs_preferred(E: np.ndarray, cost: np.ndarray) -> bool:
