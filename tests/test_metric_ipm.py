@@ -127,20 +127,26 @@ def test_time_limit_gives_a_verified_channel_with_a_proven_gap():
     assert "gap" in short.message
 
 
+def _grid_rows(rows: int, cols: int, rng):
+    """A grid's neighbour pairs both ways with random budgets: ``(k, a, b, ca, cb, A)``, ``A`` the dense pair rows."""
+    k = rows * cols
+    a, b = np.array([[e[0], e[1]] for e in Places.grid(rows, cols).grid_edges()]).T
+    a, b = np.concatenate([a, b]), np.concatenate([b, a])
+    w = np.exp(rng.uniform(0.2, 1.5, len(a)))
+    ca, cb = np.ones(len(a)), -w
+    A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
+                      shape=(len(a), k)).toarray()
+    return k, a, b, ca, cb, A
+
+
 def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):
     from mechopt.solvers.metric import _band
 
     monkeypatch.setattr(_band, "MIN_PART", 2)  # six outputs in two threads' parts
     assert len(_band._parts(6, 2)) == 2
     rng = np.random.default_rng(12)
-    pl = Places.grid(4, 5)
-    k, m = pl.k, 6
-    a, b = np.array([[e[0], e[1]] for e in pl.grid_edges()]).T
-    a, b = np.concatenate([a, b]), np.concatenate([b, a])
-    w = np.exp(rng.uniform(0.2, 1.5, len(a)))
-    ca, cb = np.ones(len(a)), -w
-    A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
-                      shape=(len(a), k)).toarray()
+    k, a, b, ca, cb, A = _grid_rows(4, 5, rng)
+    m = 6
     perm, bs = band_order(k, a, b)
     assert bs <= 5  # a 4×5 grid: neighbours at most one row apart
     G = rng.standard_normal((k, m))
@@ -161,14 +167,8 @@ def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):
 
 def test_band_blocks_in_single_precision_form_m_to_single_precision_and_solve_exactly():
     rng = np.random.default_rng(21)
-    pl = Places.grid(5, 6)
-    k, m = pl.k, 4
-    a, b = np.array([[e[0], e[1]] for e in pl.grid_edges()]).T
-    a, b = np.concatenate([a, b]), np.concatenate([b, a])
-    w = np.exp(rng.uniform(0.2, 1.5, len(a)))
-    ca, cb = np.ones(len(a)), -w
-    A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
-                      shape=(len(a), k)).toarray()
+    k, a, b, ca, cb, A = _grid_rows(5, 6, rng)
+    m = 4
     dq = rng.uniform(1e-2, 1e2, (k, m))
     D = rng.uniform(1e-2, 1e2, (len(a), m))
     Hs = [np.diag(dq[:, y]) + A.T @ np.diag(D[:, y]) @ A for y in range(m)]

@@ -83,7 +83,8 @@ class _Bound:
     """The Lagrangian bound over every output: the IPM's pair duals on ``S``, pricing elsewhere.
 
     The pricing LPs run in :func:`._band.ipm_workers` threads, each on its own HiGHS model
-    (HiGHS releases the GIL: two threads price 2 000 street outputs in half the time);
+    (HiGHS releases the GIL: the 1 021 outputs outside ``S`` on 2 000 street intersections
+    took 15 s in two threads, 21 s in one);
     output ``y`` always goes to model ``y % threads``, which keeps its warm-start basis.
     """
 
