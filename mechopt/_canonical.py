@@ -186,6 +186,19 @@ def _es_number(v: Any) -> str:
 
 
 _TRAILING_ZERO = re.compile(r"\.0(?=[,\]])")
+#: the numbers repr writes with an exponent that ECMAScript writes in full, 1e16 to 1e20
+_ES_BIG = re.compile(r"-?\d(?:\.\d+)?e\+(?:1[6-9]|20)(?=[,\]])")
+
+
+def _plain(token: str) -> str:
+    """repr's ``d.ddde-05`` / ``d.ddde-06`` as ECMAScript writes it: ``0.0000dddd`` / ``0.00000dddd``.
+
+    >>> _plain("1.5e-05"), _plain("-1e-06")
+    ('0.000015', '-0.000001')
+    """
+    sign = "-" if token[0] == "-" else ""
+    zeros = "0.0000" if token[-1] == "5" else "0.00000"
+    return sign + zeros + token[len(sign):-4].replace(".", "")
 
 
 def _row_text(row: list) -> str | None:
@@ -201,9 +214,18 @@ def _row_text(row: list) -> str | None:
         text = json.dumps(row, separators=(",", ":"), allow_nan=False)
     except ValueError:
         return None
-    if "e" in text or "-0.0" in text:
-        # exponents (and negative zero) are laid out differently: number by number
+    if "-0.0" in text:
+        # negative zero is written "0": number by number
         return "[" + ",".join('"inf"' if v == "inf" else _es_number(v) for v in row) + "]"
+    if "e" in text:
+        # repr and ECMAScript share the digits; ECMAScript writes 1e-5, 1e-6 and 1e16-1e20
+        # without an exponent, and exponents without a leading zero
+        if "e-05" in text or "e-06" in text:
+            text = "[" + ",".join(_plain(t) if t[-4:] in ("e-05", "e-06") else t for t in text[1:-1].split(",")) + "]"
+        if "e+" in text:
+            text = _ES_BIG.sub(lambda mt: _es_number(float(mt.group())), text)
+        for d in "789":
+            text = text.replace("e-0" + d, "e-" + d)
     # plain decimals: Python's repr and ECMAScript agree but for a trailing ".0"
     return _TRAILING_ZERO.sub("", text)
 

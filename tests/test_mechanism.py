@@ -96,6 +96,15 @@ def test_round_trip(saved, tmp_path):
     assert again.read_bytes() == path.read_bytes()
 
 
+def test_the_file_holds_the_document_with_a_matrix_row_a_line(saved):
+    mech, path = saved
+    text = path.read_text()
+    assert json.loads(text) == json.loads(json.dumps(mech.to_dict()))
+    lines = {line.strip().rstrip(",") for line in text.splitlines()}
+    rows = MATRIX.tolist() + mech.privacy[1]["matrix"]  # the channel's and the E-LDP claim's
+    assert all(json.dumps(row) in lines for row in rows)
+
+
 def test_saved_file_validates_against_published_schema(saved):
     _, path = saved
     doc = json.loads(path.read_text())

@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import mechopt
@@ -137,6 +139,22 @@ def _grid_rows(rows: int, cols: int, rng):
     A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(len(a)), 2), np.concatenate([a, b]))),
                       shape=(len(a), k)).toarray()
     return k, a, b, ca, cb, A
+
+
+@given(st.integers(1, 5000), st.integers(1, 4), st.integers(32, 600))
+@settings(max_examples=200, deadline=None)
+def test_output_parts_cover_the_outputs_and_keep_every_thread_busy(m, workers, most):
+    from mechopt.solvers.metric import _band
+
+    parts = _band._parts(m, workers, most)
+    assert parts[0].start == 0 and parts[-1].stop == m
+    assert all(p.stop == q.start for p, q in zip(parts, parts[1:]))
+    sizes = [p.stop - p.start for p in parts]
+    assert max(sizes) <= most and min(sizes) >= 1
+    assert max(sizes) - min(sizes) <= 1
+    if len(parts) > workers:  # no thread is left with one part fewer than another
+        assert len(parts) % workers == 0
+    assert len(parts) >= -(-m // most)
 
 
 def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):

@@ -152,6 +152,17 @@ def test_es_number_is_rfc8785s_number(v):
     assert _es_number(v) == rfc8785.dumps(v).decode()
 
 
+@_settings(max_examples=500, deadline=None)
+@_given(_st.lists(_st.floats(allow_nan=False, allow_infinity=False)
+                  | _st.sampled_from([1e-5, -1e-6, 2.5e-7, 1e16, -9.5e20, 1e21, 0.0, 3.0]), min_size=1, max_size=30))
+def test_a_row_of_numbers_is_written_as_rfc8785_writes_it(row):
+    import rfc8785
+
+    from mechopt._canonical import _row_text
+
+    assert _row_text(row) == rfc8785.dumps(row).decode()
+
+
 def test_large_matrices_hash_as_rfc8785_writes_them():
     import rfc8785
 

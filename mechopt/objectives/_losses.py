@@ -56,6 +56,14 @@ def loss_matrix_of(loss: Any, inputs, outputs, values, where: str) -> np.ndarray
     for i, row in enumerate(loss):
         if not isinstance(row, (list, tuple)) or len(row) != m:
             raise InputError(f"{where}[{i}]", f"must have {m} entries (one per output)")
+        if set(map(type, row)) <= {int, float}:  # a row of plain numbers at once (bool is neither)
+            try:
+                L[i] = row
+            except OverflowError:
+                pass
+            else:
+                if np.all(np.isfinite(L[i])):
+                    continue
         for j, v in enumerate(row):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise InputError(f"{where}[{i}][{j}]", f"must be a finite number, got {v!r}")

@@ -43,13 +43,18 @@ def ipm_workers() -> int:
 
 def _parts(m: int, workers: int, most: int | None = None) -> list[slice]:
     """``m`` outputs in contiguous parts: at least ``workers`` of at least :data:`MIN_PART`
-    each where there are enough outputs, and none over ``most`` (default :data:`MAX_PART`).
+    each where there are enough outputs, none over ``most`` (default :data:`MAX_PART`), and
+    a multiple of ``workers`` of them when there are more than ``workers`` (three parts on
+    two threads leave one idle a third of the time: a factorisation on 2 000 street
+    intersections, 979 outputs, took 6.5 s in three parts, 4.8 s in four).
 
     >>> _parts(10, 2), _parts(1000, 2)
-    ([slice(0, 10, None)], [slice(0, 333, None), slice(333, 667, None), slice(667, 1000, None)])
+    ([slice(0, 10, None)], [slice(0, 250, None), slice(250, 500, None), slice(500, 750, None), slice(750, 1000, None)])
     """
     most = MAX_PART if most is None else most
     n = max(1, min(workers, m // MIN_PART), -(-m // most))
+    if n > workers:
+        n = -(-n // workers) * workers
     edges = np.linspace(0, m, n + 1).round().astype(int)
     return [slice(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
 
