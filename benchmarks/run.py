@@ -75,18 +75,47 @@ def write_results(module: str, stem: str, md: str, data: Any, md_out: str | None
         return
     mach = machine()
     mach["loadavg_at_start"], mach["loadavg_at_end"] = load_start, os.getloadavg()
+    mach["speed_at_end"] = speed()
     cpu = next((line.split(":", 1)[1].strip() for line in mach["lscpu"].splitlines()
                 if line.startswith("Model name")), "")
     command = " ".join([f"python -m benchmarks.{module}"] + sys.argv[1:])
     head = (f"Run {started} (`{command}`, commit {mach.get('commit') or '?'}); "
             f"machine: `nproc` = {mach['nproc']}, {cpu}, Python {mach['python']}, numpy {mach['numpy']}; "
             f"load average at start {', '.join(f'{v:.2f}' for v in load_start)}, at end "
-            f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_end'])}.\n\n")
+            f"{', '.join(f'{v:.2f}' for v in mach['loadavg_at_end'])}; one core at the end: "
+            f"{mach['speed_at_end']['gflops_f32']:.0f} GFLOP/s (float32 batched products), "
+            f"{mach['speed_at_end']['gb_per_s']:.0f} GB/s (a sum over memory).\n\n")
     md_path, json_path = default_outputs(stem)
     md_path.write_text(head + md + ("" if md.endswith("\n") else "\n"))
     json_path.write_text(json.dumps({"started": started, "command": command, "machine": mach, "results": data},
                                     indent=1, default=str))
     print(f"written: {md_path}, {json_path}")
+
+
+def speed() -> dict:
+    """One core's speed now: float32 batched products (the band IPM's kind) and a sum over
+    200 MB. The host's speed varies (the same factorisation took 3.0 s and 4.7 s an hour
+    apart on this machine); a results file says which it ran at.
+    """
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    A = rng.random((200, 46, 46), dtype=np.float32)
+    B = rng.random((200, 46, 2000), dtype=np.float32)
+    x = np.ones(25_000_000)
+    with threadpool_limits(1):
+        best = math.inf
+        for _ in range(3):
+            t = time.perf_counter()
+            A @ B
+            best = min(best, time.perf_counter() - t)
+        sweep = math.inf
+        for _ in range(3):
+            t = time.perf_counter()
+            x.sum()
+            sweep = min(sweep, time.perf_counter() - t)
+    return {"gflops_f32": 2 * 200 * 46 * 46 * 2000 / best / 1e9, "gb_per_s": x.nbytes / sweep / 1e9}
 
 
 # -- measurement in a child process ----------------------------------------------------
