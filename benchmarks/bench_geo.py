@@ -79,18 +79,23 @@ def map_doc(k: int = 150, seed: int = SEED, eps: float = 2.0) -> dict:
             "objective": {"kind": "expected_loss", "loss": "haversine", "prior": (counts / counts.sum()).tolist()}}
 
 
-def run_map(k: int, time_limit: float | None = None, method: str = "auto") -> dict:
-    import mechopt
-
-    t0 = time.perf_counter()
-    r = mechopt.solve(map_doc(k), quiet=True, time_limit=time_limit, method=method)
-    out = {"t": time.perf_counter() - t0, "status": r.status, "message": r.message}
+def _outputs_facts(r, t: float) -> dict:
+    """What a run of the outputs route reports: time, status, value, bound, effort."""
+    out = {"t": t, "status": r.status, "message": r.message}
     if r.ok:
         out.update(objective=r.objective, bound=r.bound, rel_gap=(r.gap / abs(r.objective)) if r.gap is not None else None,
                    verified=bool(r.certificate.verified), method=r.stats.get("method"),
                    iterations=r.stats.get("iterations"), outputs_used=r.stats.get("outputs_final"),
                    rounds=len(r.stats.get("rounds", [])), pairs_active=r.stats.get("pairs_active"))
     return out
+
+
+def run_map(k: int, time_limit: float | None = None, method: str = "auto") -> dict:
+    import mechopt
+
+    t0 = time.perf_counter()
+    r = mechopt.solve(map_doc(k), quiet=True, time_limit=time_limit, method=method)
+    return _outputs_facts(r, time.perf_counter() - t0)
 
 
 def run_mechopt(n: int, distance: str, time_limit: float | None = None, spanner: float | None = None,
@@ -129,13 +134,7 @@ def run_streets(nodes: int, time_limit: float) -> dict:
         if r.ok:
             r.mechanism.save(f"{tmp}/m.json")
         t = time.perf_counter() - t0
-    out = {"t": t, "status": r.status, "message": r.message}
-    if r.ok:
-        out.update(objective=r.objective, bound=r.bound, rel_gap=(r.gap / abs(r.objective)) if r.gap is not None else None,
-                   verified=bool(r.certificate.verified), method=r.stats.get("method"),
-                   iterations=r.stats.get("iterations"), outputs_used=r.stats.get("outputs_final"),
-                   rounds=len(r.stats.get("rounds", [])), pairs_active=r.stats.get("pairs_active"))
-    return out
+    return _outputs_facts(r, t)
 
 
 def run_libqif(n: int) -> dict:
