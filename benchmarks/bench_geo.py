@@ -1,6 +1,6 @@
 """Benchmark: location privacy at city scale (issue 13).
 
-    python -m benchmarks.bench_geo [--cases grid10,euclid10,grid20,grid32,spanner20,baselines]
+    python -m benchmarks.bench_geo [--cases grid10,euclid10,grid20,euclid20,grid32,spanner20,baselines]
                                    [--methods auto,decompose] [--md out.md]
 
 Without ``--md`` the table goes to ``benchmarks/results/geo-<date>.md`` (and ``.json``),
@@ -111,7 +111,9 @@ def run_mechopt(n: int, distance: str, time_limit: float | None = None, spanner:
                    rel_gap=(r.gap / abs(r.objective)) if r.gap is not None else None,
                    verified=bool(r.certificate.verified), master=r.stats.get("master"),
                    method=r.stats.get("method"), linalg=r.stats.get("linalg"),
-                   iterations=r.stats.get("iterations"), outputs_used=r.stats.get("outputs_used"),
+                   iterations=r.stats.get("iterations"),
+                   outputs_used=r.stats.get("outputs_used", r.stats.get("outputs_final")),
+                   rounds=len(r.stats["rounds"]) if isinstance(r.stats.get("rounds"), list) else r.stats.get("rounds"),
                    block_size=r.stats.get("block_size"),
                    pairs_active=r.stats.get("pairs_active"), repair_t=r.stats.get("repair", {}).get("t"),
                    timings=dict(r.timings))
@@ -194,6 +196,7 @@ CASES = {
     "grid12": "12×12 grid, Manhattan (grid edges), clustered prior: mechopt vs libqif",
     "euclid10": "10×10 grid, Euclidean distances, clustered prior",
     "grid20": "20×20 grid, Manhattan, clustered prior",
+    "euclid20": "20×20 grid (400 places), Euclidean distances, clustered prior, time limit 600 s",
     "grid32": "32×32 grid (1 024 places), Manhattan, clustered prior, time limit 600 s",
     "spanner20": "20×20 grid, Euclidean: spanner mode (δ = 1.1, 1.5) vs exact",
     "baselines": "10×10 grid, Euclidean: exponential mechanism and planar Laplace (+ remap) vs optimum",
@@ -232,7 +235,7 @@ def main(argv=None) -> list[str]:
     ap.add_argument("--sizes", default="16,24,32,48,64", help="grid sizes of the scaling case")
     ap.add_argument("--streets", default="1000,2000", help="intersections of the streets case")
     ap.add_argument("--timeout", type=float, default=900.0)
-    ap.add_argument("--methods", default="auto", help="labeled LP methods to run for grid10/euclid10/grid20/grid32 "
+    ap.add_argument("--methods", default="auto", help="labeled LP methods to run for grid10/euclid10/grid20/euclid20/grid32 "
                     "(auto, ipm, decompose), each in the same run")
     ap.add_argument("--md", metavar="OUT.md", help="write the table here (default: benchmarks/results/geo-<date>.md)")
     args = ap.parse_args(argv)
@@ -269,9 +272,9 @@ def main(argv=None) -> list[str]:
                      f"{_fmt(m.get('peak_mb'), '.0f')} / {_fmt(b.get('peak_mb'), '.0f')} | "
                      f"libqif objective {_fmt(b.get('objective'), '.10g')}, relative difference {_fmt(same, '.1e')}; "
                      f"{_how(m)} |")
-        elif case in ("euclid10", "grid20", "grid32"):
+        elif case in ("euclid10", "grid20", "euclid20", "grid32"):
             n, dist, tl = {"euclid10": (10, "euclidean", None), "grid20": (20, "manhattan", None),
-                           "grid32": (32, "manhattan", 600.0)}[case]
+                           "euclid20": (20, "euclidean", 600.0), "grid32": (32, "manhattan", 600.0)}[case]
             for method in args.methods.split(","):
                 m = isolated(run_mechopt, n, dist, tl, None, method, timeout=args.timeout)
                 emit(f"| {case} [{method}] | {_fmt(m.get('t'), '.2f')} | "

@@ -56,6 +56,24 @@ def test_outputs_left_out_are_priced_and_come_back_when_needed(monkeypatch):
     assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("seed, eps", [(4, 2.0), (3, 0.7)])
+def test_rounds_stopped_early_report_only_bounds_with_every_output_priced(monkeypatch, seed, eps):
+    import mechopt.solvers.metric._lazy as lazy
+
+    # every final round stops at its first check that does not close, with outputs left
+    # out: a bound reported there must include their pricing terms (the IPM's own duals
+    # on the outputs kept bound only the LP restricted to them)
+    E, cost, _ = _irregular(30, seed, eps)
+    opt = _highs_optimum(E, cost)
+    monkeypatch.setattr(lazy, "USED_MASS", 0.5)
+    monkeypatch.setattr(lazy, "LIFT_DOMINATES", 0.0)
+    r = solve_metric_lazy(E, cost, rel_gap=1e-6)
+    assert any(x["outputs"] < 30 for x in r.stats["rounds"])
+    for x in r.stats["rounds"]:
+        assert x["bound"] <= opt * (1 + 1e-12)
+    assert r.bound <= opt * (1 + 1e-12) and r.objective >= opt * (1 - 1e-12)
+
+
 def test_per_output_rows_give_the_shared_rows_solution():
     E, cost, _ = _irregular(10, 7)
     a, b = np.nonzero(~np.eye(10, dtype=bool))
@@ -91,6 +109,34 @@ def test_violated_pairs_are_the_worst_into_and_out_of_each_place(seed, k, m):
             out = [(Q[j, y] * G[j, i] / Q[i, y], i) for i in range(k) if (j, i) in bad]
             if out:
                 assert (j, max(out)[1]) in got
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 7), st.integers(1, 4), st.integers(2, 5), st.floats(0.3, 1.0))
+def test_more_pairs_per_place_are_the_most_nearly_tight_of_outputs_with_a_broken_pair(seed, k, m, top, near):
+    rng = np.random.default_rng(seed)
+    E = rng.uniform(0.1, 2.0, (k, k))
+    E = (E + E.T) / 2
+    np.fill_diagonal(E, 0.0)
+    G = np.exp(-E)
+    np.fill_diagonal(G, 0.0)
+    Q = rng.random((k, m)) ** 3
+    keep = rng.random((m, k, k)) < 0.3
+    worst = violated_pairs(Q, G, keep)
+    new = violated_pairs(Q, G, keep, top=top, near=near)
+    assert not np.any(worst & ~new)  # the worst broken pairs are among them
+    for y in range(m):
+        R = {(i, j): Q[i, y] * G[i, j] / Q[j, y] for i in range(k) for j in range(k) if i != j and not keep[y, i, j]}
+        got = set(zip(*np.nonzero(new[y])))
+        if not any(r > 1 + 1e-9 for r in R.values()):
+            assert not got  # an output whose column breaks no pair gets none
+            continue
+        assert all(p in R and R[p] > near for p in got)
+        for j in range(k):  # into each place: its `top` largest ratios above `near`
+            want = sorted((r, i) for (i, jj), r in R.items() if jj == j)[::-1][:top]
+            assert {(i, j) for r, i in want if r > near} <= got
+            want = sorted((r, i) for (jj, i), r in R.items() if jj == j)[::-1][:top]
+            assert {(j, i) for r, i in want if r > near} <= got
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
