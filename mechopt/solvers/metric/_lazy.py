@@ -71,8 +71,6 @@ TOP, NEAR = 4, 0.9
 PRUNE_EARLY = 1e-2
 #: ... and after a final round, more than this share of it
 USED_SHARE = 1e-4
-#: start from the Bayes outputs of the exponential mechanism (else every output)
-FIRST_OUTPUTS = False
 #: Gondzio's centrality correctors per IPM iteration (14×14 Euclidean: 181 iterations in
 #: all against 209 with 3; a factorisation costs ~30 solves)
 GONDZIO = 8
@@ -268,7 +266,6 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
     ('optimal', True)
     """
     from ._ipm import metric_ipm
-    from ._outputs import first_outputs
 
     t0 = time.perf_counter()
     E = np.asarray(E, dtype=float)
@@ -279,9 +276,9 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
         G = np.where(np.isfinite(E), np.exp(-np.where(np.isfinite(E), E, 0.0)), 0.0)
     np.fill_diagonal(G, 0.0)
     keep = start_pairs(E, m)
-    # the outputs in the IPM (the others priced at every bound): the Bayes outputs of the
-    # exponential mechanism's reports
-    S = np.asarray(first_outputs(E, cost), np.int64) if FIRST_OUTPUTS else np.arange(m)
+    # the outputs in the IPM, the others priced at every bound (starting from the Bayes
+    # outputs of the exponential mechanism's reports took more rounds: docs/geo.md)
+    S = np.arange(m)
     outside = _Outside(E, cost)
     best_Q, best_obj, best_bound = None, math.inf, -math.inf
     rounds: list[dict] = []
