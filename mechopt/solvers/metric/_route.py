@@ -53,10 +53,11 @@ IPM_BAND_MAX_ENTRIES = 300_000_000
 IPM_DENSE_MAX_K = 150
 #: ``auto`` takes the lazy pairs per output (:mod:`._lazy`) on irregular places from this
 #: many on, and up to LAZY_MAX_K (dense blocks, ``O(m k^3)`` an iteration: 0.14 s on 150
-#: places from a map; a 20×20 Euclidean grid, 400 places: optimal in ~300 s, where the
-#: relaxations below reach 0.66 % in 444 s)
+#: places from a map; a 20×20 Euclidean grid, 400 places: optimal in 222 s, where the
+#: relaxations below reach 0.66 % in 444 s; 24×24, 576 places, with a limit of 600 s:
+#: 3.4e-5, the relaxations 2.3 % in 232 s)
 LAZY_MIN_K = 100
-LAZY_MAX_K = 400
+LAZY_MAX_K = 600
 
 
 #: what a time limit keeps back for what follows the solve, per channel entry (the
