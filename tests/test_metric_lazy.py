@@ -85,17 +85,22 @@ def test_per_output_rows_give_the_shared_rows_solution():
     assert np.abs(own.Pi - shared.Pi.T.ravel()).max() <= 1e-6 * np.abs(shared.Pi).max()
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.integers(0, 10_000), st.integers(3, 7), st.integers(1, 4))
-def test_violated_pairs_are_the_worst_into_and_out_of_each_place(seed, k, m):
+def _random_columns(seed: int, k: int, m: int):
+    """Symmetric budgets ``E`` on ``k`` places, ``G = e^{-E}`` (0 on the diagonal), ``m``
+    random columns and a random ~30 % of the pairs already kept per output."""
     rng = np.random.default_rng(seed)
     E = rng.uniform(0.1, 2.0, (k, k))
     E = (E + E.T) / 2
     np.fill_diagonal(E, 0.0)
     G = np.exp(-E)
     np.fill_diagonal(G, 0.0)
-    Q = rng.random((k, m)) ** 3
-    keep = rng.random((m, k, k)) < 0.3
+    return E, G, rng.random((k, m)) ** 3, rng.random((m, k, k)) < 0.3
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 7), st.integers(1, 4))
+def test_violated_pairs_are_the_worst_into_and_out_of_each_place(seed, k, m):
+    E, G, Q, keep = _random_columns(seed, k, m)
     new = violated_pairs(Q, G, keep)
     for y in range(m):
         bad = {(i, j) for i in range(k) for j in range(k)
@@ -114,14 +119,7 @@ def test_violated_pairs_are_the_worst_into_and_out_of_each_place(seed, k, m):
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.integers(3, 7), st.integers(1, 4), st.integers(2, 5), st.floats(0.3, 1.0))
 def test_more_pairs_per_place_are_the_most_nearly_tight_of_outputs_with_a_broken_pair(seed, k, m, top, near):
-    rng = np.random.default_rng(seed)
-    E = rng.uniform(0.1, 2.0, (k, k))
-    E = (E + E.T) / 2
-    np.fill_diagonal(E, 0.0)
-    G = np.exp(-E)
-    np.fill_diagonal(G, 0.0)
-    Q = rng.random((k, m)) ** 3
-    keep = rng.random((m, k, k)) < 0.3
+    E, G, Q, keep = _random_columns(seed, k, m)
     worst = violated_pairs(Q, G, keep)
     new = violated_pairs(Q, G, keep, top=top, near=near)
     assert not np.any(worst & ~new)  # the worst broken pairs are among them

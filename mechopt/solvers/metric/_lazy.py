@@ -40,13 +40,12 @@ from __future__ import annotations
 import math
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
 
 from ._parts import (IPM_TOL, RC_TOL, START_DEGREE, MetricLPResult, _label_bound, _Pairs, _Pricing, _safe_sum, _sum_lower,
-                     pair_operator, snap_to_cone)
+                     in_shares, pair_operator, snap_to_cone)
 
 #: at most this many rounds (each one IPM run)
 MAX_ROUNDS = 12
@@ -217,30 +216,23 @@ class _Outside:
         state = {"sum": 0.0, "failed": False}
         lock = threading.Lock()
 
-        def price(share: int) -> None:
+        def price(share: int, y: int) -> bool:
+            with lock:
+                if state["failed"] or state["sum"] < floor:
+                    state["failed"] = True
+                    return False
             pricing = self.models[share]
-            for y in order:
-                if y % self.threads != share:
-                    continue
-                with lock:
-                    if state["failed"] or state["sum"] < floor:
-                        state["failed"] = True
-                        return
-                r = self.cost[:, y] - mu
-                q, lam = pricing.solve(y, r)
-                term = _label_bound(self.cost[:, y], mu, lam, pricing.pairs.bound_operator())
-                with lock:
-                    terms[y] = term
-                    state["sum"] += term
-                    if float(r @ q) < -tol:
-                        entering.append(y)
+            r = self.cost[:, y] - mu
+            q, lam = pricing.solve(y, r)
+            term = _label_bound(self.cost[:, y], mu, lam, pricing.pairs.bound_operator())
+            with lock:
+                terms[y] = term
+                state["sum"] += term
+                if float(r @ q) < -tol:
+                    entering.append(y)
+            return True
 
-        if self.threads == 1 or len(order) < 2:
-            for share in range(self.threads):
-                price(share)
-        else:
-            with ThreadPoolExecutor(self.threads) as pool:
-                list(pool.map(price, range(self.threads)))
+        in_shares(order, self.threads, price)
         for y, term in terms.items():
             self.last[y] = term
         if state["failed"] or state["sum"] < floor:

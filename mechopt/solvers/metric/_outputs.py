@@ -36,7 +36,7 @@ from typing import Callable
 import numpy as np
 
 from ._parts import (IPM_TOL, RC_TOL, MetricLPResult, _closure, _label_bound, _pairs, _Pairs, _Pricing, _safe_sum, _sum_lower, pair_operator,
-                     snap_to_cone)
+                     in_shares, snap_to_cone)
 
 #: at most this many rounds (each one IPM run)
 MAX_ROUNDS = 8
@@ -147,40 +147,31 @@ class _Bound:
             # each model its own pairs: with a dense metric they grow lazily, per model
             self.models.append(_Pricing(_Pairs(self.E)))
 
-        def price(share: int) -> None:
+        def price(share: int, y: int) -> bool:
+            with lock:
+                if state["failed"]:
+                    return False
+                late = deadline is not None and time.perf_counter() > deadline
+                if state["running"] < target or (late and y not in col):
+                    state["failed"] = True
+                    return False
+            if late:
+                return True  # an output of S: its term at the IPM's duals stands
             pricing = self.models[share]
-            for y in order:
-                if y % self.threads != share:
-                    continue
-                with lock:
-                    if state["failed"]:
-                        return
-                    late = deadline is not None and time.perf_counter() > deadline
-                    if state["running"] < target or (late and y not in col):
-                        state["failed"] = True
-                        return
-                if late:
-                    continue  # an output of S: its term at the IPM's duals stands
-                r = self.cost[:, y] - mu
-                q, lam = pricing.solve(y, r, like=self._nearest_priced(pricing, y))
-                lp = _label_bound(self.cost[:, y], mu, lam, pricing.pairs.bound_operator())
-                with lock:
-                    self.priced += 1
-                    if y in col:
-                        lp = max(lp, terms[y])
-                    elif float(r @ q) < -tol:
-                        entering.append((float(r @ q), y))
-                    state["running"] += lp - terms[y]
-                    terms[y] = lp
+            r = self.cost[:, y] - mu
+            q, lam = pricing.solve(y, r, like=self._nearest_priced(pricing, y))
+            lp = _label_bound(self.cost[:, y], mu, lam, pricing.pairs.bound_operator())
+            with lock:
+                self.priced += 1
+                if y in col:
+                    lp = max(lp, terms[y])
+                elif float(r @ q) < -tol:
+                    entering.append((float(r @ q), y))
+                state["running"] += lp - terms[y]
+                terms[y] = lp
+            return True
 
-        if self.threads == 1 or len(order) < 2:
-            for share in range(self.threads):
-                price(share)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(self.threads) as pool:
-                list(pool.map(price, range(self.threads)))
+        in_shares(order, self.threads, price)
         self.seconds += time.perf_counter() - t
         if state["failed"]:
             return -math.inf, []

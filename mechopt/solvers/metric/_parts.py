@@ -7,7 +7,9 @@ masters of :mod:`mechopt.solvers.metric._decompose` (and the interior-point rout
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -127,6 +129,33 @@ class _Pairs:
         w = self.w_hi(a, b) if hi else self.w(a, b)
         return sp.csr_matrix((np.concatenate([np.ones(n), -w]), (np.tile(np.arange(n), 2), np.concatenate([a, b]))),
                              shape=(n, self.k))
+
+
+def in_shares(order: list[int], shares: int, work: Callable[[int, int], bool]) -> None:
+    """``work(share, y)`` for every ``y`` of ``order``, output ``y`` on share ``y % shares``.
+
+    The shares run in threads (HiGHS releases Python's lock, so pricing LPs on one model
+    per share run at once); a share stops at the first ``work`` that returns False.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> in_shares([0, 1, 2, 3], 1, lambda share, y: seen.append(y) or y < 2)
+    >>> seen
+    [0, 1, 2]
+    """
+
+    def run(share: int) -> None:
+        for y in order:
+            if y % shares == share and not work(share, y):
+                return
+
+    if shares == 1 or len(order) < 2:
+        for share in range(shares):
+            run(share)
+    else:
+        with ThreadPoolExecutor(shares) as pool:
+            list(pool.map(run, range(shares)))
 
 
 class _Pricing:
