@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from mechopt.solvers.metric._ipm import metric_ipm
 from mechopt.solvers.metric._lazy import safe_bound_per_output, solve_metric_lazy, start_pairs, violated_pairs
+from mechopt.solvers.metric._lazy import warm_start as lazy_warm
 from mechopt.solvers.metric._route import lazy_preferred
 
 from test_metric_ipm import _highs_optimum
@@ -174,3 +175,44 @@ def test_time_limit_gives_a_channel_and_a_valid_bound():
     assert r.status == "feasible" and r.stats["time_limit_hit"]
     assert r.Q is not None and r.objective >= opt * (1 - 1e-9)
     assert r.bound <= opt + 1e-12 * opt
+
+
+@pytest.mark.parametrize("k, seed, eps", [(30, 4, 2.0), (40, 5, 0.7), (60, 6, 0.7)])
+def test_rounds_started_from_the_last_iterate_reach_the_all_pairs_optimum(monkeypatch, k, seed, eps):
+    import mechopt.solvers.metric._lazy as lazy
+
+    # every final round after the first starts warm, however many new pairs break there
+    # (some of these stall and run again from the centre)
+    warm_start = lazy.warm_start
+    monkeypatch.setattr(lazy, "warm_start", lambda *args: warm_start(*args, broken=1.0))
+    E, cost, _ = _irregular(k, seed, eps)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost)
+    assert any(x["warm"] for x in r.stats["rounds"]) or any(x.get("warm_stalled") for x in r.stats["rounds"])
+    assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
+
+
+def test_a_warm_start_keeps_the_rows_it_knows_and_gives_new_rows_positive_slacks():
+    rng = np.random.default_rng(0)
+    k, m = 6, 3
+    q = rng.uniform(0.1, 1.0, (k, m))
+    S0 = np.array([0, 2, 5])
+    y0, a0, b0 = np.array([0, 1, 2]), np.array([0, 1, 2]), np.array([1, 2, 3])
+    s0, pi0 = np.array([0.3, 0.2, 0.1]), np.array([1.0, 2.0, 3.0])
+    q[4, 1], q[5, 1] = 0.9, 0.2  # row 3 below (output 2, places 4 and 5) is broken there
+    z = rng.uniform(0.1, 1.0, (k, m))
+    saved = (S0, y0, a0, b0, (q, s0, np.ones(k), pi0, z))
+    S = np.array([2, 4, 5])  # output 0 left, output 4 new
+    y, a, b = np.array([0, 2, 1, 0]), np.array([1, 2, 0, 4]), np.array([2, 3, 1, 5])
+    w = np.array([2.0, 2.0, 2.0, 1.0])
+    qn, sn, mu, pin, zn = lazy_warm(saved, S, y, a, b, w, broken=1.0)
+    assert np.array_equal(qn[:, 0], q[:, 1]) and np.array_equal(qn[:, 2], q[:, 2])
+    assert np.all(qn[:, 1] == q.min()) and np.array_equal(zn[:, 0], z[:, 1])
+    # rows 0 and 1 are rows 1 and 2 of the saved round (outputs 2 and 5); rows 2 and 3 are new
+    assert sn[0] == 0.2 and pin[0] == 2.0 and sn[1] == 0.1 and pin[1] == 3.0
+    assert sn[2] == max(q.min(), 0.2) and sn[3] == 0.2  # max(-A q, median of the saved slacks)
+    mean = (np.sum(q * z) + np.sum(s0 * pi0)) / (q.size + 3)
+    assert np.allclose(sn[2:] * pin[2:], mean)
+    # one of the two new rows is broken at the iterate
+    assert lazy_warm(saved, S, y, a, b, w, broken=0.4) is None
+    assert lazy_warm(saved, S, y, a, b, w, broken=0.5) is not None

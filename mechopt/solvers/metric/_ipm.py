@@ -308,7 +308,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                max_iter: int = 200, deadline: float | None = None, progress: Callable | None = None,
                enough: Callable | None = None, check_below: float = 1e-7,
                linalg: str = "auto", gondzio: int | None = None, row_scale: str = "none",
-               start: str = "centred", output: np.ndarray | None = None) -> IPMResult:
+               start: str = "centred", output: np.ndarray | None = None, warm: tuple | None = None,
+               save_at: float | None = None) -> IPMResult:
     """Solve the labeled metric LP by a structured primal–dual interior-point method.
 
     Parameters
@@ -338,6 +339,13 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     output : ndarray, shape (P,), optional
         The output of each pair row: row ``p`` is ``Q[a_p, output_p] <= w_p Q[b_p, output_p]``
         alone (each output keeps its own pairs; dense blocks). Default: every pair for every output.
+    warm : tuple ``(q, s, mu, pi, z)``, optional
+        The start: an iterate of an earlier run on related rows (``mu``, ``pi``, ``z`` in
+        cost units, every entry of ``q``, ``s``, ``pi``, ``z`` positive; rows it breaks
+        start primal infeasible), in place of ``start``.
+    save_at : float, optional
+        Keep a copy of the first iterate at a relative gap ``<= save_at`` in
+        ``stats["saved"]`` (``(q, s, mu, pi, z, rel)``, the form ``warm`` takes).
 
     Returns
     -------
@@ -390,12 +398,19 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     else:
         pi = np.full(s.shape, 0.1)
         z = np.maximum(c - mu[:, None] + AT @ pi, 0.1)
+    if warm is not None:
+        # an earlier run's iterate (cost units), mapped onto these rows by the caller
+        shape = s.shape
+        q, s, mu, pi, z = (np.array(v, dtype=float) for v in warm)
+        s, pi = s.reshape(shape), pi.reshape(shape)
+        mu, pi, z = mu / scale, pi / scale, z / scale
     N = q.size + s.size
     status, message = "stalled", ""
     history: list[float] = []
     t_factor = 0.0
     t_step, t_prev = 0.0, None  # the last iteration's duration
     it = 0
+    stats_saved: dict = {}
     for it in range(max_iter + 1):
         r_link = 1.0 - q.sum(1)
         r_pair = -(A @ q) - s
@@ -413,6 +428,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             status, message = "optimal", f"the caller's test passed at relative gap {rel:.1e}"
             break
         history.append(rel)
+        if save_at is not None and rel <= save_at and "saved" not in stats_saved:
+            stats_saved["saved"] = (q.copy(), s.copy(), mu * scale, pi * scale, z * scale, rel)
         if len(history) > STALL and rel > 0.5 * history[-STALL]:
             message = f"no progress at relative gap {rel:.1e}"
             break
@@ -469,6 +486,6 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         pi = pi + ad * d[3]
         z = z + ad * d[4]
     stats = {"iterations": it, "factor_s": t_factor, "linalg": type(lin).__name__,
-             "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0}
+             "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0, **stats_saved}
     return IPMResult(status, q, mu * scale, duals(pi), float(np.sum(c * q)) * scale,
                      float(mu.sum()) * scale, it, message, stats)
