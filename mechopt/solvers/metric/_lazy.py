@@ -223,6 +223,8 @@ def warm_start(saved: tuple, S: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.
     qn = np.where(j0 >= 0, q[:, np.maximum(j0, 0)], q.min())
     zn = np.where(j0 >= 0, z[:, np.maximum(j0, 0)], np.median(z))
     key0 = (S0[y0] * k + a0) * k + b0
+    if not len(key0) or not len(y):
+        return None
     order = np.argsort(key0)
     at = np.minimum(np.searchsorted(key0[order], (S[y] * k + a) * k + b), len(key0) - 1)
     src = order[at]
