@@ -214,7 +214,8 @@ def warm_start(saved: tuple, S: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.
     >>> start[1], start[3]          # the kept row's slack and dual; the new one: max(0.5, 0.1), 0.2 / 0.5
     (array([0.1, 0.5]), array([1. , 0.4]))
     """
-    S0, y0, a0, b0, (q, s, mu, pi, z) = saved[:4] + (saved[4][:5],)
+    S0, y0, a0, b0, iterate = saved
+    q, s, mu, pi, z = iterate[:5]
     s, pi = np.ravel(s), np.ravel(pi)
     k = q.shape[0]
     col = np.full(int(max(S0.max(), S.max())) + 1, -1)
@@ -225,10 +226,10 @@ def warm_start(saved: tuple, S: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.
     key0 = (S0[y0] * k + a0) * k + b0
     if not len(key0) or not len(y):
         return None
+    key = (S[y] * k + a) * k + b
     order = np.argsort(key0)
-    at = np.minimum(np.searchsorted(key0[order], (S[y] * k + a) * k + b), len(key0) - 1)
-    src = order[at]
-    found = key0[src] == (S[y] * k + a) * k + b
+    src = order[np.minimum(np.searchsorted(key0[order], key), len(key0) - 1)]
+    found = key0[src] == key
     Aq = qn[a, y] - w * qn[b, y]
     if np.count_nonzero(Aq[~found] > 0) > broken * max(np.count_nonzero(~found), 1):
         return None
