@@ -184,7 +184,7 @@ def test_rounds_started_from_the_last_iterate_reach_the_all_pairs_optimum(monkey
     # every final round after the first starts warm, however many new pairs break there
     # (some of these stall and run again from the centre)
     warm_start = lazy.warm_start
-    monkeypatch.setattr(lazy, "warm_start", lambda *args: warm_start(*args, broken=1.0))
+    monkeypatch.setattr(lazy, "warm_start", lambda *args, **kw: warm_start(*args, broken=1.0))
     E, cost, _ = _irregular(k, seed, eps)
     opt = _highs_optimum(E, cost)
     r = solve_metric_lazy(E, cost)
@@ -216,3 +216,21 @@ def test_a_warm_start_keeps_the_rows_it_knows_and_gives_new_rows_positive_slacks
     # one of the two new rows is broken at the iterate
     assert lazy_warm(saved, S, y, a, b, w, broken=0.4) is None
     assert lazy_warm(saved, S, y, a, b, w, broken=0.5) is not None
+
+
+@pytest.mark.parametrize("k, seed, eps", [(40, 5, 0.7), (30, 4, 2.0)])
+def test_final_rounds_stop_at_the_cascade_gaps_in_turn_and_reach_the_all_pairs_optimum(k, seed, eps):
+    from mechopt.solvers.metric._lazy import CASCADE, CASCADE_SHARE
+
+    E, cost, _ = _irregular(k, seed, eps)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost)
+    finals = [x for x in r.stats["rounds"] if x["final"]]
+    stages = [list(CASCADE).index(x["stop_at"]) if x["stop_at"] is not None else len(CASCADE) for x in finals]
+    assert stages[0] == 0 and stages[-1] == len(CASCADE) and stages == sorted(stages)
+    for x, nxt, s, s_next in zip(finals, finals[1:], stages, stages[1:]):
+        if s < len(CASCADE):
+            # a cascade round moves on exactly when it added few rows, and the next starts warm
+            assert (s_next > s) == (x["added"] < CASCADE_SHARE * x["pairs"])
+            assert nxt["warm"] or nxt["warm_stalled"]
+    assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
