@@ -234,3 +234,28 @@ def test_final_rounds_stop_at_the_cascade_gaps_in_turn_and_reach_the_all_pairs_o
             assert (s_next > s) == (x["added"] < CASCADE_SHARE * x["pairs"])
             assert nxt["warm"] or nxt["warm_stalled"]
     assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
+
+
+def test_a_time_limit_in_a_cascade_round_still_prices_a_bound(monkeypatch):
+    import dataclasses
+
+    import mechopt.solvers.metric._ipm as ipm
+    from mechopt.solvers.metric._lazy import CASCADE
+
+    # the IPM says "time limit" in the first cascade round: the search ends there, and the
+    # bound it reports comes from that round's duals with every output left out priced
+    E, cost, _ = _irregular(40, 5, 0.7)
+    opt = _highs_optimum(E, cost)
+    run = ipm.metric_ipm
+
+    def limited(*args, **kw):
+        r = run(*args, **kw)
+        return dataclasses.replace(r, status="time limit") if kw.get("check_below") == CASCADE[0] else r
+
+    monkeypatch.setattr(ipm, "metric_ipm", limited)
+    r = solve_metric_lazy(E, cost)
+    last = r.stats["rounds"][-1]
+    assert last["stop_at"] == CASCADE[0] and r.status == "feasible"
+    assert np.isfinite(last["bound"]) and last["bound"] <= opt * (1 + 1e-12)
+    assert last["bound"] > max(x["bound"] for x in r.stats["rounds"][:-1])  # the round's own duals, priced
+    assert r.bound == last["bound"] and r.objective >= opt * (1 - 1e-12)

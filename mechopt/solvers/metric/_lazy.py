@@ -95,8 +95,8 @@ WARM_AT, WARM_BROKEN = 1e-3, 0.05
 #: the first final rounds stop at these relative gaps of the IPM, one round per gap at
 #: least, each starting from the last one's iterate there: the pairs a round adds are
 #: mostly clear at 1e-3 already (on 20×20 Euclidean, 158 000 of the 279 000 a round run to
-#: its end adds; 239 000 at 1e-4), and a warm round after them regains 1e-3 in 7
-#: iterations where a round from the centre takes 37
+#: its end adds; 239 000 at 1e-4), and a warm round after them regains 1e-3 in 10
+#: iterations where a round from the centre takes 39
 CASCADE = (1e-3, 1e-4, 1e-5)
 #: ... a round that adds fewer than this share of its rows moves on to the next gap
 CASCADE_SHARE = 0.02
@@ -394,8 +394,8 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
             last["lift"] = lift and not last["warm"] and obj - relax > LIFT_DOMINATES * rel * abs(relax)
             return last["lift"]
 
-        # a cascade round starts warm however many new pairs break (measured: 7 iterations
-        # back to 1e-3 after 13 % new rows); a start that stalls runs again from the centre
+        # a cascade round starts warm however many new pairs break (measured: 10 iterations
+        # back to 1e-3 after 14 % new rows); a start that stalls runs again from the centre
         start = None if saved is None else warm_start(saved, S, y, a, b, w, broken=1.0 if stop_at else WARM_BROKEN)
         stalled = False
         for warm in ([start, None] if start is not None else [None]):
@@ -417,8 +417,11 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
             Q = lifted(r.Q, rounds=SNAP_ROUNDS)
             obj = float(np.sum(cost * Q))
             # a cascade round's iterate is far from closing: the outputs left out are
-            # priced only if the bound could close (7 of 9 s of bounds on 20×20 Euclidean)
-            lb, entering = bound(r.mu, r.Pi, obj - 0.5 * rel_gap * max(abs(obj), 1e-300) if stop_at else -math.inf)
+            # priced only if the bound could close (7 of 9 s of bounds on 20×20 Euclidean),
+            # or if the search ends here (the time limit: the best bound it has)
+            ends = r.status == "time limit" or (deadline is not None and time.perf_counter() > deadline)
+            need = obj - 0.5 * rel_gap * max(abs(obj), 1e-300) if stop_at and not ends else -math.inf
+            lb, entering = bound(r.mu, r.Pi, need)
             lb = -math.inf if lb is None else lb
         if obj < best_obj:
             best_Q, best_obj = Q, obj
