@@ -30,12 +30,9 @@ each output its own set of pairs and solves the relaxation the sets define with
    (``min (c_y - mu).q`` over the cone and the box, :class:`._parts._Pricing`; every term is
    ``<= 0``, so the LPs run only when the rest of the bound could close) and comes back
    if that LP finds an improving column.
-5. *A cascade of gaps.* The first final rounds stop at the IPM gaps of :data:`CASCADE`
-   in turn, each starting from the last one's iterate there (:func:`warm_start`) and
-   moving on once a round adds fewer than :data:`CASCADE_SHARE` of its rows; then the
-   rounds run until the bound closes. A later final round starts from the last one's
-   iterate at :data:`WARM_AT` when few of its new pairs are broken there. A warm start
-   that stalls runs again from the centre.
+5. *Warm rounds.* A final round keeps its iterate at a gap of :data:`WARM_AT`; the next
+   final round starts from it (:func:`warm_start`) when few of its new pairs are broken
+   there, and from the centre otherwise or if the warm start stalls.
 
 Measured in docs/geo.md (150 places from a map: 22 350 pairs per output in the full LP,
 about 1 800 per output kept).
@@ -53,9 +50,8 @@ import numpy as np
 from ._parts import (IPM_TOL, RC_TOL, START_DEGREE, MetricLPResult, _label_bound, _Pairs, _Pricing, _safe_sum, _sum_lower,
                      in_shares, pair_operator, snap_to_cone)
 
-#: at most this many rounds (each one IPM run; the cascade below takes more, shorter ones:
-#: 9 on 20×20 Euclidean, 8 on 150 places from a map)
-MAX_ROUNDS = 24
+#: at most this many rounds (each one IPM run)
+MAX_ROUNDS = 12
 #: rounds before the final ones stop at this relative gap
 EARLY_GAP = 1e-2
 #: a round that adds fewer than this share of the rows makes the next rounds final
@@ -80,9 +76,8 @@ USED_SHARE = 1e-4
 #: Gondzio's centrality correctors per IPM iteration (14×14 Euclidean: 181 iterations in
 #: all against 209 with 3; a factorisation costs ~30 solves)
 GONDZIO = 8
-#: a final round started from the centre stops once the lifted channel's loss exceeds the
-#: relaxation's by this many times the IPM's own gap (the pairs, not the iterate, keep the
-#: bound from closing)
+#: a final round stops once the lifted channel's loss exceeds the relaxation's by this
+#: many times the IPM's own gap (the pairs, not the iterate, keep the bound from closing)
 LIFT_DOMINATES = 10.0
 #: ... looked at from this relative gap of the IPM on (20×20 Euclidean: the first final
 #: round's channel is 8e-5 above its bound, which the IPM's gap passes ~20 iterations
@@ -93,14 +88,6 @@ LIFT_FROM = 1e-4
 #: after an early round a quarter of the new pairs are broken there, and the IPM
 #: stalls; between the final rounds of 20×20 Euclidean 3 %: 88 iterations against 111)
 WARM_AT, WARM_BROKEN = 1e-3, 0.05
-#: the first final rounds stop at these relative gaps of the IPM, one round per gap at
-#: least, each starting from the last one's iterate there: the pairs a round adds are
-#: mostly clear at 1e-3 already (on 20×20 Euclidean, 158 000 of the 279 000 a round run to
-#: its end adds; 239 000 at 1e-4), and a warm round after them regains 1e-3 in 10
-#: iterations where a round from the centre takes 39
-CASCADE = (1e-3, 1e-4, 1e-5)
-#: ... a round that adds fewer than this share of its rows moves on to the next gap
-CASCADE_SHARE = 0.02
 
 
 def start_pairs(E: np.ndarray, m: int, at: np.ndarray | None = None) -> np.ndarray:
@@ -338,7 +325,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
     outside = _Outside(E, cost)
     best_Q, best_obj, best_bound = None, math.inf, -math.inf
     rounds: list[dict] = []
-    message, final, it_total, stage, lift = "", False, 0, 0, True
+    message, final, it_total = "", False, 0
     saved: tuple | None = None  # the last final round's rows and kept iterate
     for _round in range(MAX_ROUNDS):
         y, a, b = np.nonzero(keep[S])
@@ -366,15 +353,10 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
             Q[:, S] = snap_to_cone(np.maximum(QS, 0.0), E, rounds=rounds, tol=1e-13)
             return Q
 
-        stop_at = CASCADE[stage] if final and stage < len(CASCADE) and CASCADE[stage] > rel_gap else None
-
-        def closes(Qi, mu, pi, rel, final=final, bound=bound, last=last, cS=cS, stop_at=stop_at, lift=lift) -> bool:
+        def closes(Qi, mu, pi, rel, final=final, bound=bound, last=last, cS=cS) -> bool:
             if not final:
                 return rel <= EARLY_GAP
             last["calls"] = last.get("calls", 0) + 1
-            if stop_at is not None:
-                # one iterate past the gap: a warm start is often there already
-                return last["calls"] >= 2
             if (last["calls"] - 1) % CHECK_EVERY:
                 return False
             Q = lifted(Qi)
@@ -390,72 +372,52 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
                 if lb >= obj - 0.5 * rel_gap * max(abs(obj), 1e-300):
                     return True
             relax = float(np.sum(cS * Qi))
-            # not in a round started warm: its gap is an earlier round's until its new rows
-            # and outputs hold, and its lift says nothing yet about them
-            last["lift"] = lift and not last["warm"] and obj - relax > LIFT_DOMINATES * rel * abs(relax)
-            return last["lift"]
+            return obj - relax > LIFT_DOMINATES * rel * abs(relax)
 
-        # a cascade round starts warm however many new pairs break (measured: 10 iterations
-        # back to 1e-3 after 14 % new rows); a start that stalls runs again from the centre
-        start = None if saved is None else warm_start(saved, S, y, a, b, w, broken=1.0 if stop_at else WARM_BROKEN)
+        start = None if saved is None else warm_start(saved, S, y, a, b, w)
         stalled = False
         for warm in ([start, None] if start is not None else [None]):
-            last.clear()
-            last["warm"] = warm is not None
             r = metric_ipm(cS, a, b, w, output=y, tol=min(IPM_TOL, 0.01 * rel_gap), deadline=deadline, gondzio=GONDZIO,
                            progress=None if progress is None else (lambda i, p, d, s, n=it_total: progress(n + i, p, d, s)),
-                           enough=closes, check_below=(stop_at or max(rel_gap, LIFT_FROM)) if final else EARLY_GAP,
-                           warm=warm, save_at=(stop_at or WARM_AT) if final else None)
+                           enough=closes, check_below=max(rel_gap, LIFT_FROM) if final else EARLY_GAP,
+                           warm=warm, save_at=WARM_AT if final else None)
             it_total += r.iterations
             if r.status != "stalled":
                 break
             stalled = warm is not None  # a warm start that stalls: the round again from the centre
-        if "saved" in r.stats:
-            saved = (S, y, a, b, r.stats["saved"])
+        saved = (S, y, a, b, r.stats["saved"]) if "saved" in r.stats else None
         if "bound" in last and np.array_equal(last["mu"], r.mu):
             Q, obj, lb, entering = last["Q"], last["objective"], last["bound"], last["entering"]
         else:
             Q = lifted(r.Q, rounds=SNAP_ROUNDS)
             obj = float(np.sum(cost * Q))
-            # a cascade round's iterate is far from closing: the outputs left out are
-            # priced only if the bound could close (7 of 9 s of bounds on 20×20 Euclidean),
-            # or if the search ends here (the time limit: the best bound it has)
-            ends = r.status == "time limit" or (deadline is not None and time.perf_counter() > deadline)
-            need = obj - 0.5 * rel_gap * max(abs(obj), 1e-300) if stop_at and not ends else -math.inf
-            lb, entering = bound(r.mu, r.Pi, need)
-            lb = -math.inf if lb is None else lb
+            lb, entering = bound(r.mu, r.Pi)
         if obj < best_obj:
             best_Q, best_obj = Q, obj
         best_bound = max(best_bound, lb)
         new = violated_pairs(r.Q, G, keep[S], top=TOP, near=NEAR)
         n_new = int(new.sum())
         rounds.append({"outputs": len(S), "pairs": len(a), "iterations": r.iterations, "ipm_status": r.status,
-                       "final": final, "stop_at": stop_at, "warm": warm is not None, "warm_stalled": stalled, "objective": obj, "bound": lb, "added": n_new, "entering": len(entering),
+                       "final": final, "warm": warm is not None, "warm_stalled": stalled, "objective": obj, "bound": lb, "added": n_new, "entering": len(entering),
                        "s": time.perf_counter() - t0})
         if best_obj - best_bound <= rel_gap * max(abs(best_obj), 1e-300):
             break
         if r.status == "time limit" or (deadline is not None and time.perf_counter() > deadline):
             message = "time limit"
             break
-        lift = lift and not (n_new == 0 and last.get("lift"))  # the lift stopped a round that missed no pair
-        if n_new == 0 and final and stop_at is None and not entering and lift:
+        if n_new == 0 and final and not entering:
             message = f"the IPM {r.status} ({r.message})" if r.message else f"the IPM {r.status}"
             break
         keep[S] |= new
-        # the outputs the IPM keeps: a final round's channel shows which carry mass, an
-        # early one which carry a share of the most; the others are priced at every bound.
-        # A cascade round keeps them all (an output it left out costs a pricing LP from a
-        # cold basis at every bound: 24 s for 60 of them on 20×20 Euclidean, against 5 s
-        # for keeping them in the last 25 iterations)
-        mass = r.Q.sum(axis=0)
-        used = np.ones(len(S), bool)
-        if not final:
-            used = mass > PRUNE_EARLY * mass.max()
-        elif r.status == "optimal" and stop_at is None:
-            used = mass > max(USED_MASS, USED_SHARE * mass.max())
-        S = np.union1d(S[used], np.asarray(entering, np.int64))
-        if stop_at is not None:
-            stage += n_new < CASCADE_SHARE * len(a)
+        if final and r.status == "optimal":
+            # a final round's channel shows which outputs carry mass; the rest are priced
+            mass = r.Q.sum(axis=0)
+            S = np.union1d(S[mass > max(USED_MASS, USED_SHARE * mass.max())], np.asarray(entering, np.int64))
+        elif not final:
+            mass = r.Q.sum(axis=0)
+            S = np.union1d(S[mass > PRUNE_EARLY * mass.max()], np.asarray(entering, np.int64))
+        elif len(entering):
+            S = np.union1d(S, np.asarray(entering, np.int64))
         final = final or n_new < FINAL_SHARE * TOP * len(a)
     else:
         message = f"{MAX_ROUNDS} rounds"
