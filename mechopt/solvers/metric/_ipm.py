@@ -193,12 +193,15 @@ class OutputRows:
     def __init__(self, k: int, m: int, a: np.ndarray, b: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray):
         P = len(a)
         self.shape_km = (k, m)
-        self.M = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([a * m + y, b * m + y]))),
+        # columns in output-major order (``y k + a``): the rows of one output read one
+        # contiguous column of the channel (place-major, ``a m + y``: 1.7x slower products,
+        # 1.4 million rows on 250 outputs of 400 places)
+        self.M = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([y * k + a, y * k + b]))),
                                shape=(P, k * m))
         self.MT = self.M.T.tocsr()
 
     def __matmul__(self, Q: np.ndarray) -> np.ndarray:
-        return (self.M @ Q.reshape(-1)).reshape(-1, 1)
+        return (self.M @ np.ascontiguousarray(Q.T).reshape(-1)).reshape(-1, 1)
 
     @property
     def T(self) -> "_OutputRowsT":
@@ -210,7 +213,8 @@ class _OutputRowsT:
         self.rows = rows
 
     def __matmul__(self, Pi: np.ndarray) -> np.ndarray:
-        return (self.rows.MT @ Pi.reshape(-1)).reshape(self.rows.shape_km)
+        k, m = self.rows.shape_km
+        return np.ascontiguousarray((self.rows.MT @ Pi.reshape(-1)).reshape(m, k).T)
 
 
 class OutputDenseBlocks(DenseBlocks):
