@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mechopt.solvers.metric._ipm import metric_ipm
-from mechopt.solvers.metric._lazy import safe_bound_per_output, solve_metric_lazy, start_pairs, violated_pairs
+from mechopt.solvers.metric._lazy import base_pairs, safe_bound_per_output, solve_metric_lazy, start_pairs, violated_pairs
 from mechopt.solvers.metric._lazy import warm_start as lazy_warm
 from mechopt.solvers.metric._route import lazy_preferred
 
@@ -32,6 +32,32 @@ def test_lazy_route_matches_the_all_pairs_lp_and_brackets_it(k, seed, eps):
     assert np.all(Q >= 0) and np.abs(Q.sum(1) - 1).max() < 1e-8
     W = np.exp(E)
     assert np.all(Q[:, None, :] <= W[:, :, None] * Q[None, :, :] * (1 + 1e-9) + 1e-15)
+
+
+def _euclidean_grid(n: int, eps: float = 0.7):
+    xy = np.array([(i, j) for i in range(n) for j in range(n)], dtype=float)
+    D = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    prior = np.random.default_rng(n).dirichlet(np.ones(n * n))
+    return eps * D, prior[:, None] * D**2
+
+
+@pytest.mark.parametrize("n", [5, 6])
+def test_a_first_round_on_shared_band_pairs_reaches_the_all_pairs_optimum(n):
+    # a grid's base pairs have a band order: the first round factors band blocks, without stars
+    E, cost = _euclidean_grid(n)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost)
+    first = r.stats["rounds"][0]
+    assert first["linalg"] == "BandBlocks" and first["pairs"] == int(np.count_nonzero(base_pairs(E))) * n * n
+    assert r.stats["rounds"][1]["linalg"] == "OutputDenseBlocks"
+    assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
+
+
+def test_stars_start_every_round_when_the_base_pairs_have_no_band_order():
+    E, cost, _ = _irregular(30, 3)
+    r = solve_metric_lazy(E, cost)
+    assert r.stats["rounds"][0]["linalg"] == "OutputDenseBlocks"
+    assert r.stats["rounds"][0]["pairs"] == int(start_pairs(E, 30).sum())
 
 
 def test_the_start_leaves_pairs_out_and_rounds_add_them():
@@ -182,7 +208,9 @@ def test_rounds_started_from_the_last_iterate_reach_the_all_pairs_optimum(monkey
     import mechopt.solvers.metric._lazy as lazy
 
     # every final round after the first starts warm, however many new pairs break there
-    # (some of these stall and run again from the centre)
+    # (some of these stall and run again from the centre); the first round with the stars
+    # (60 places: with the base pairs alone it is the only final round)
+    monkeypatch.setattr(lazy, "SHARED_FIRST", False)
     warm_start = lazy.warm_start
     monkeypatch.setattr(lazy, "warm_start", lambda *args: warm_start(*args, broken=1.0))
     E, cost, _ = _irregular(k, seed, eps)
