@@ -42,8 +42,11 @@ def _euclidean_grid(n: int, eps: float = 0.7):
 
 
 @pytest.mark.parametrize("n", [5, 6])
-def test_a_first_round_on_shared_band_pairs_reaches_the_all_pairs_optimum(n):
+def test_a_first_round_on_shared_band_pairs_reaches_the_all_pairs_optimum(monkeypatch, n):
     # a grid's base pairs have a band order: the first round factors band blocks, without stars
+    import mechopt.solvers.metric._lazy as lazy
+
+    monkeypatch.setattr(lazy, "SHARED_FROM", 0)
     E, cost = _euclidean_grid(n)
     opt = _highs_optimum(E, cost)
     r = solve_metric_lazy(E, cost)
@@ -53,7 +56,10 @@ def test_a_first_round_on_shared_band_pairs_reaches_the_all_pairs_optimum(n):
     assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
 
 
-def test_stars_start_every_round_when_the_base_pairs_have_no_band_order():
+def test_stars_start_every_round_when_the_base_pairs_have_no_band_order(monkeypatch):
+    import mechopt.solvers.metric._lazy as lazy
+
+    monkeypatch.setattr(lazy, "SHARED_FROM", 0)
     E, cost, _ = _irregular(30, 3)
     r = solve_metric_lazy(E, cost)
     assert r.stats["rounds"][0]["linalg"] == "OutputDenseBlocks"
@@ -210,7 +216,7 @@ def test_rounds_started_from_the_last_iterate_reach_the_all_pairs_optimum(monkey
     # every final round after the first starts warm, however many new pairs break there
     # (some of these stall and run again from the centre); the first round with the stars
     # (60 places: with the base pairs alone it is the only final round)
-    monkeypatch.setattr(lazy, "SHARED_FIRST", False)
+    monkeypatch.setattr(lazy, "SHARED_FROM", 10**9)
     warm_start = lazy.warm_start
     monkeypatch.setattr(lazy, "warm_start", lambda *args: warm_start(*args, broken=1.0))
     E, cost, _ = _irregular(k, seed, eps)

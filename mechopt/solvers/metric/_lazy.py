@@ -12,8 +12,9 @@ each output its own set of pairs and solves the relaxation the sets define with
 1. *Start.* For every output, each place's :data:`~._parts.START_DEGREE` cheapest pairs
    (both directions, :func:`base_pairs`) and the output's *star*: the pairs between the
    output's own place and every other place, on which a tent centred at the output is
-   tight. When the base pairs have a band order (grids), the first round keeps them alone,
-   shared by every output, and the IPM factors band blocks; the stars join after it.
+   tight. From :data:`SHARED_FROM` places, when the base pairs have a band order (grids),
+   the first round keeps them alone, shared by every output, and the IPM factors band
+   blocks; the stars join after it.
 2. *Round.* The IPM on the relaxation; then every column is checked against every pair
    of ``E``, and for each place the most violated pair into it and the most violated pair
    out of it join that output's set (a kept pair is never dropped). Early rounds stop at
@@ -90,9 +91,11 @@ LIFT_FROM = 1e-4
 #: after an early round a quarter of the new pairs are broken there, and the IPM
 #: stalls; between the final rounds of 20×20 Euclidean 3 %: 88 iterations against 111)
 WARM_AT, WARM_BROKEN = 1e-3, 0.05
-#: the first round over the base pairs alone, shared by every output, when they have a band
-#: order (band blocks); the stars join after it
-SHARED_FIRST = True
+#: from this many places, the first round keeps the base pairs alone, shared by every
+#: output, when they have a band order (band blocks); the stars join after it (20×20
+#: Euclidean: first round 13 s against 34 s; 150 places from a map, where dense blocks
+#: are cheap: 10.0–10.7 s in all against 9.5 s)
+SHARED_FROM = 200
 
 
 def base_pairs(E: np.ndarray) -> np.ndarray:
@@ -359,7 +362,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
     # the first round over the pairs every output shares, when they have a band order: the
     # IPM's band blocks cost O(k^2 bs) an output against k^3 (20×20 Euclidean: 29 iterations
     # in 11 s against 32 with the stars in 34 s); the stars join after it
-    shared = SHARED_FIRST and len(a0) > 0 and 2 * band_order(k, a0, b0)[1] <= k
+    shared = k >= SHARED_FROM and len(a0) > 0 and 2 * band_order(k, a0, b0)[1] <= k
     keep = np.repeat(base[None], m, axis=0)
     if not shared:
         add_stars(keep, E)
