@@ -255,7 +255,7 @@ def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "aut
 
 def _step(v: np.ndarray, dv: np.ndarray) -> float:
     """The largest ``t <= 1`` with ``v + t dv >= 0`` (``v > 0``): ``1 / max(1, max(-dv / v))``."""
-    r = float(np.max(-dv / v))
+    r = -float((dv / v).min())
     return 1.0 if r <= 1.0 else 1.0 / r
 
 
@@ -276,9 +276,17 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
     ths = s / pi
     m = q.shape[1]
 
-    def newton(rq, rs, rl, rp, rd):
+    def newton(rq, rs, rl, rp=None, rd=None):
         # Z dq + Q dz = rq, Pi ds + S dpi = rs, sum dq = rl, A dq + ds = rp, -dmu + A'dpi - dz = -rd
-        g = -rd + rq / q - AT @ ((rs / pi - rp) / ths)
+        # (rp, rd None: zero, as for the centrality correctors; the pair rows' arrays are the
+        # largest, and every pass over them counts)
+        t = rs / pi
+        if rp is not None:
+            t -= rp
+        t /= ths
+        g = rq / q - AT @ t
+        if rd is not None:
+            g -= rd
         Hg = lin.solve(g)
         dmu = lapack.dpotrs(Lm, rl - Hg.sum(1), lower=1)[0]
         dq = lin.solve(g + dmu[:, None])
@@ -290,9 +298,16 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
             d2 = lapack.dpotrs(Lm, e, lower=1)[0]
             dmu = dmu + d2
             dq = dq + lin.solve(np.repeat(d2[:, None], m, axis=1))
-        ds = rp - A @ dq
-        dpi = (rs - pi * ds) / s
-        dz = rd + AT @ dpi - dmu[:, None]
+        ds = A @ dq
+        np.negative(ds, out=ds)
+        if rp is not None:
+            ds += rp
+        dpi = pi * ds
+        np.subtract(rs, dpi, out=dpi)
+        dpi /= s
+        dz = AT @ dpi - dmu[:, None]
+        if rd is not None:
+            dz += rd
         return [dq, ds, dmu, dpi, dz]
 
     def direction(rq, rs, rl=r_link, rp=r_pair, rd=r_d):
@@ -469,7 +484,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         target = sigma * mu_c
         d = direction(target - q * z - aff[0] * aff[4], target - s * pi - aff[1] * aff[3])
         ap, ad = steps(d)
-        zero_k, zero_p, zero_d = np.zeros(k), np.zeros(s.shape), np.zeros((k, m))
+        zero_k = np.zeros(k)
         for _ in range(gondzio):
             # Gondzio: aim at a longer step, move the products outside [0.1, 10] x target back in
             tp, td = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
@@ -478,7 +493,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             lo, hi = 0.1 * target, 10.0 * target
             cq = np.maximum(np.clip(vq, lo, hi) - vq, -hi)
             cs = np.maximum(np.clip(vs, lo, hi) - vs, -hi)
-            cor = newton(cq, cs, zero_k, zero_p, zero_d)
+            cor = newton(cq, cs, zero_k)
             d2 = [u + v for u, v in zip(d, cor)]
             ap2, ad2 = steps(d2)
             if ap2 + ad2 < 1.01 * (ap + ad) + 0.02:
