@@ -253,6 +253,20 @@ def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "aut
     return DenseBlocks(k, a, b, ca, cb)
 
 
+def _moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
+    """``v + t dv`` in one new array (the pair rows' arrays are the largest: every pass counts)."""
+    out = dv * t
+    out += v
+    return out
+
+
+def _moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: np.ndarray, tu: float) -> np.ndarray:
+    """``(v + tv dv) * (u + tu du)`` with two new arrays."""
+    out = _moved(v, dv, tv)
+    out *= _moved(u, du, tu)
+    return out
+
+
 def _step(v: np.ndarray, dv: np.ndarray) -> float:
     """The largest ``t <= 1`` with ``v + t dv >= 0`` (``v > 0``): ``1 / max(1, max(-dv / v))``."""
     r = -float((dv / v).min())
@@ -436,7 +450,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         r_link = 1.0 - q.sum(1)
         r_pair = -(A @ q) - s
         r_d = c - mu[:, None] + AT @ pi - z
-        comp = float(np.sum(q * z) + np.sum(s * pi))
+        qz, spi = q * z, s * pi
+        comp = float(np.sum(qz) + np.sum(spi))
         pobj = float(np.sum(c * q))
         dobj = float(mu.sum())
         rel = comp / max(abs(pobj), 1e-300)
@@ -477,22 +492,27 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         newton, direction, steps = _newton_system(A, AT, lin, Lm, q, s, pi, z, rel < REFINE_BELOW,
                                                   r_link, r_pair, r_d)
         mu_c = comp / N
-        aff = direction(-q * z, -s * pi)
+        aff = direction(-qz, -spi)
         ap, ad = steps(aff)
-        comp_aff = float(np.sum((q + ap * aff[0]) * (z + ad * aff[4])) + np.sum((s + ap * aff[1]) * (pi + ad * aff[3])))
+        comp_aff = float(np.sum(_moved_products(q, aff[0], ap, z, aff[4], ad))
+                         + np.sum(_moved_products(s, aff[1], ap, pi, aff[3], ad)))
         sigma = (comp_aff / comp) ** 3
         target = sigma * mu_c
-        d = direction(target - q * z - aff[0] * aff[4], target - s * pi - aff[1] * aff[3])
+        rs = np.subtract(target, spi)
+        rs -= aff[1] * aff[3]
+        d = direction(target - qz - aff[0] * aff[4], rs)
         ap, ad = steps(d)
         zero_k = np.zeros(k)
         for _ in range(gondzio):
             # Gondzio: aim at a longer step, move the products outside [0.1, 10] x target back in
             tp, td = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
-            vq = (q + tp * d[0]) * (z + td * d[4])
-            vs = (s + tp * d[1]) * (pi + td * d[3])
+            vq = _moved_products(q, d[0], tp, z, d[4], td)
+            vs = _moved_products(s, d[1], tp, pi, d[3], td)
             lo, hi = 0.1 * target, 10.0 * target
             cq = np.maximum(np.clip(vq, lo, hi) - vq, -hi)
-            cs = np.maximum(np.clip(vs, lo, hi) - vs, -hi)
+            cs = np.clip(vs, lo, hi)
+            cs -= vs
+            np.maximum(cs, -hi, out=cs)
             cor = newton(cq, cs, zero_k)
             d2 = [u + v for u, v in zip(d, cor)]
             ap2, ad2 = steps(d2)
@@ -501,11 +521,11 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             d, ap, ad = d2, ap2, ad2
         eta = 0.995 if it < 5 else 0.9995
         ap, ad = min(1.0, eta * ap), min(1.0, eta * ad)
-        q = q + ap * d[0]
-        s = s + ap * d[1]
+        q = _moved(q, d[0], ap)
+        s = _moved(s, d[1], ap)
         mu = mu + ad * d[2]
-        pi = pi + ad * d[3]
-        z = z + ad * d[4]
+        pi = _moved(pi, d[3], ad)
+        z = _moved(z, d[4], ad)
     stats = {"iterations": it, "factor_s": t_factor, "linalg": type(lin).__name__,
              "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0, **stats_saved}
     return IPMResult(status, q, mu * scale, duals(pi), float(np.sum(c * q)) * scale,
