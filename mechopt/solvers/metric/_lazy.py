@@ -10,7 +10,7 @@ each output its own set of pairs and solves the relaxation the sets define with
 :func:`._ipm.metric_ipm` (``output=``: per-output rows, dense blocks):
 
 1. *Start.* For every output, each place's :data:`~._parts.START_DEGREE` cheapest pairs
-   (both directions, :func:`base_pairs`) and the output's *star*: the pairs between the
+   (both directions, :func:`._parts.base_pairs`) and the output's *star*: the pairs between the
    output's own place and every other place, on which a tent centred at the output is
    tight. From :data:`SHARED_FROM` places, when the base pairs have a band order (grids),
    the first round keeps them alone, shared by every output, and the IPM factors band
@@ -50,7 +50,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._parts import (IPM_TOL, RC_TOL, START_DEGREE, MetricLPResult, _label_bound, _Pairs, _Pricing, _safe_sum, _sum_lower,
+from ._parts import (IPM_TOL, RC_TOL, MetricLPResult, base_pairs, _label_bound, _Pairs, _Pricing, _safe_sum, _sum_lower,
                      in_shares, pair_operator, snap_to_cone)
 
 #: at most this many rounds (each one IPM run)
@@ -98,26 +98,6 @@ WARM_AT, WARM_BROKEN = 1e-3, 0.05
 #: Euclidean: first round 13 s against 34 s; 150 places from a map, where dense blocks
 #: are cheap: 10.0–10.7 s in all against 9.5 s)
 SHARED_FROM = 200
-
-
-def base_pairs(E: np.ndarray) -> np.ndarray:
-    """``(k, k)`` booleans: each place's :data:`~._parts.START_DEGREE` cheapest pairs, both directions.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.arange(12.0)
-    >>> base = base_pairs(np.abs(x[:, None] - x[None]))
-    >>> bool(base[0, 1] and base[1, 0]), bool(base[0, 11])
-    (True, False)
-    """
-    k = E.shape[0]
-    fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
-    near = np.argsort(np.where(fin, E, np.inf), axis=1)[:, :START_DEGREE]
-    base = np.zeros((k, k), bool)
-    base[np.repeat(np.arange(k), near.shape[1]), near.ravel()] = True
-    base |= base.T
-    return base & fin
 
 
 def add_stars(keep: np.ndarray, E: np.ndarray, at: np.ndarray | None = None) -> None:
@@ -365,9 +345,8 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
     np.fill_diagonal(G, 0.0)
     base = base_pairs(E)
     a0, b0 = np.nonzero(base)
-    # the first round over the pairs every output shares, when they have a band order: the
-    # IPM's band blocks cost O(k^2 bs) an output against k^3 (20×20 Euclidean: 29 iterations
-    # in 11 s against 32 with the stars in 34 s); the stars join after it
+    # the first round over the pairs every output shares (SHARED_FROM): band blocks cost
+    # O(k^2 bs) an output against k^3
     shared = k >= SHARED_FROM and len(a0) > 0 and 2 * band_order(k, a0, b0)[1] <= k
     keep = np.repeat(base[None], m, axis=0)
     if not shared:

@@ -44,6 +44,26 @@ def _highs():
     return new_highs(presolve="off")
 
 
+def base_pairs(E: np.ndarray) -> np.ndarray:
+    """``(k, k)`` booleans: each place's :data:`START_DEGREE` cheapest pairs, both directions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(12.0)
+    >>> base = base_pairs(np.abs(x[:, None] - x[None]))
+    >>> bool(base[0, 1] and base[1, 0]), bool(base[0, 11])
+    (True, False)
+    """
+    k = E.shape[0]
+    fin = np.isfinite(E) & ~np.eye(k, dtype=bool)
+    near = np.argsort(np.where(fin, E, np.inf), axis=1)[:, :START_DEGREE]
+    base = np.zeros((k, k), bool)
+    base[np.repeat(np.arange(k), near.shape[1]), near.ravel()] = True
+    base |= base.T
+    return base & fin
+
+
 class _Pairs:
     """The kept pairs ``(a, b, E)``: rows ``q[a] - e^E q[b] <= 0``, all or a lazy subset."""
 
@@ -56,17 +76,7 @@ class _Pairs:
         n_all = int(fin.sum())
         self.lazy = n_all > DENSE_PAIRS * k
         if self.lazy:
-            # each input's START_DEGREE cheapest pairs, both directions
-            Ef = np.where(fin, E, np.inf)
-            nb = np.argsort(Ef, axis=1)[:, :START_DEGREE]
-            a = np.repeat(np.arange(k), START_DEGREE)
-            b = nb.ravel()
-            ok = np.isfinite(Ef[a, b])
-            a, b = a[ok], b[ok]
-            sel = np.zeros((k, k), bool)
-            sel[a, b] = True
-            sel[b, a] |= fin[b, a]
-            a, b = np.nonzero(sel)
+            a, b = np.nonzero(base_pairs(E))
         else:
             a, b = np.nonzero(fin)
         self.a = a.astype(np.int64)
