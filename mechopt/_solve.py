@@ -42,7 +42,7 @@ LABELED_RETRY_MAX_VARIABLES = 40_000
 
 def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str = "auto",
           reduce: bool = True, quiet: bool = False, progress: "bool | None | Callable" = None,
-          time_limit: float | None = None) -> SolveResult:
+          time_limit: float | None = None, gap: float | None = None) -> SolveResult:
     """Find the optimal channel for a problem, repair it to exact feasibility, verify it.
 
     Parameters
@@ -83,6 +83,12 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         then returns its channel with status ``"feasible"`` and the proven gap). The decomposition then returns its best mechanism
         with status ``"feasible"`` and the proven gap; a single LP that runs out of time
         is an ``"error"`` saying so.
+    gap : float, optional
+        Labeled outputs: the relative gap (to the exported channel's value) at which the
+        answer counts as ``"optimal"``, default ``1e-7``. The metric routes (``ipm``,
+        ``lazy``, ``outputs``, ``relax``, ``decompose``) stop as soon as they prove it, so a
+        looser gap ends a large solve sooner (20×20 Euclidean places: docs/geo.md). Free
+        outputs are solved to their own tolerance: a ``gap`` there is bad input.
 
     Returns
     -------
@@ -110,6 +116,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         problem = load_problem(problem)
     if method not in METHODS:
         raise InputError("method", f"unknown method {method!r}; expected one of {list(METHODS)}")
+    rel_gap = LABELED_REL_GAP if gap is None else _checked_gap(gap, problem)
     if backend != "auto":
         from .solvers.backends._adapters import get_backend
 
@@ -126,7 +133,7 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
                 result = _solve_free(problem, backend, method, show, timings, time_limit)
             else:
                 result = _solve_labeled(problem, backend, reduce, timings, method=method, time_limit=time_limit,
-                                        show=show)
+                                        show=show, rel_gap=rel_gap)
         if isinstance(result.stats, dict):
             result.stats.setdefault("blas_threads", threads)
             peak = memory_mb()[1]
@@ -147,8 +154,24 @@ def solve(problem: Problem | dict | str, *, backend: str = "auto", method: str =
         timings.setdefault("total", time.perf_counter() - t0)
 
 
+def _checked_gap(gap, problem: Problem) -> float:
+    """The caller's relative gap: a number in ``(0, 1)``, for labeled outputs only.
+
+    >>> _checked_gap(1e-6, load_problem({"k": 2, "privacy": [{"notion": "ldp", "epsilon": 1}],
+    ...                                  "objective": {"kind": "expected_loss", "loss": "hamming"}}))
+    1e-06
+    """
+    if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not 0 < float(gap) < 1:
+        raise InputError("gap", f"must be a relative gap between 0 and 1 (e.g. 1e-6), got {gap!r}")
+    if problem.free_outputs:
+        raise InputError("gap", "applies to labeled outputs (the LP and metric routes); free outputs are "
+                                "solved to their own tolerance")
+    return float(gap)
+
+
 def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, *, method: str = "auto",
-                   time_limit: float | None = None, show: bool = False) -> SolveResult:
+                   time_limit: float | None = None, show: bool = False,
+                   rel_gap: float = LABELED_REL_GAP) -> SolveResult:
     obj = problem.objective
     k, m = problem.k, len(problem.outputs)
     invertible: dict[int, list[int]] = {}
@@ -184,8 +207,8 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
                    scale=objective_scale(obj))
     sol = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=backend, reduce=reduce,
                         square=square, prior=obj.prior, loss=obj.loss,
-                        gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), extend=ext and ext.extend, method=method, time_limit=time_limit,
-                        progress=bar if show else None)
+                        gap_tol=0.5 * rel_gap * objective_scale(obj), extend=ext and ext.extend, method=method, time_limit=time_limit,
+                        progress=bar if show else None, rel_gap=rel_gap)
     bar.done()
     retried = ""
     if (sol.status == "error" and k * m <= LABELED_RETRY_MAX_VARIABLES
@@ -195,8 +218,8 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         for other in [b for b in retry_order(backend, size=k * m) if b.startswith("cvxpy:")][:1]:
             again = solve_labeled(list(problem.notions), k, m, cost, invertible, backend=other, reduce=reduce,
                                   square=square, prior=obj.prior, loss=obj.loss,
-                                  gap_tol=0.5 * LABELED_REL_GAP * objective_scale(obj), extend=ext and ext.extend,
-                                  method=method, time_limit=time_limit)
+                                  gap_tol=0.5 * rel_gap * objective_scale(obj), extend=ext and ext.extend,
+                                  method=method, time_limit=time_limit, rel_gap=rel_gap)
             failed = [(backend if backend != "auto" else "highs", first.message)]
             if again.status == "optimal":
                 retried = retry_note("the LP", failed, other, True)
@@ -211,7 +234,7 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         # solver's own gap is the one before the repair: the answer states its final gap
         note = _without_gap(sol.message)
         res = finish(problem, sol.Q, tuple(problem.outputs), sol.bound, timings, sol.stats,
-                     rel_gap=LABELED_REL_GAP, message=note)
+                     rel_gap=rel_gap, message=note)
         return replace(res, message="") if res.status == "optimal" and res.message == note else res
     if sol.status != "optimal":
         if ext is not None and ext.constraints:
@@ -221,13 +244,13 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
                    else "the LP solver failed")
             if status == "error":
                 res = constant_fallback(problem, timings, sol.stats, f"{why} ({sol.message})", check=ext.check,
-                                        rel_gap=LABELED_REL_GAP)
+                                        rel_gap=rel_gap)
                 if res.status != "error":
                     return res
             return fail(status, f"{why} ({sol.message})", timings, sol.stats)
         # the constant channel meets every notion: a labeled problem is never infeasible
         return constant_fallback(problem, timings, sol.stats, f"the LP solver failed ({sol.message})",
-                                 rel_gap=LABELED_REL_GAP)
+                                 rel_gap=rel_gap)
     if ext is not None and math.isfinite(sol.bound):
         # the constant part of the objective (minimax epigraphs), added with its rounding
         total = sol.bound + ext.offset
@@ -245,9 +268,9 @@ def _solve_labeled(problem: Problem, backend: str, reduce: bool, timings: dict, 
         sol.stats = dict(sol.stats, lp_retry=retried)
     check = ext.check if ext is not None else None
     res = finish(problem, Q, tuple(problem.outputs), sol.bound, timings, sol.stats, mix_columns=mix,
-                 rel_gap=LABELED_REL_GAP, check=check)
+                 rel_gap=rel_gap, check=check)
     if res.status == "error":
-        fb = constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound, rel_gap=LABELED_REL_GAP,
+        fb = constant_fallback(problem, timings, sol.stats, res.message, bound=sol.bound, rel_gap=rel_gap,
                                channels=(("the LP's channel", Q, tuple(problem.outputs), mix),), check=check)
         if fb.status == "error" and ext is not None and ext.constraints:
             return res

@@ -35,6 +35,16 @@ def _positive_seconds(text: str) -> float:
     return v
 
 
+def _relative_gap(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a relative gap (a number), got {text!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"must be a relative gap between 0 and 1 (e.g. 1e-6), got {text!r}")
+    return v
+
+
 def _cmd_solve(args) -> int:
     from dataclasses import replace
 
@@ -44,7 +54,7 @@ def _cmd_solve(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IdentifiabilityWarning)  # said below, on one line
         result = solve(args.problem, backend=args.backend, method=args.method, quiet=args.quiet,
-                       reduce=not args.no_reduce, time_limit=args.time_limit)
+                       reduce=not args.no_reduce, time_limit=args.time_limit, gap=args.gap)
     if not result.ok:
         if args.json:
             print(json.dumps(_solve_json(result, None), indent=1))
@@ -344,6 +354,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds for the labeled LP or the free-output column generation; the best verified "
                         "mechanism found so far is exported with "
                         "status feasible and its proven gap")
+    s.add_argument("--gap", type=_relative_gap, default=None, metavar="G",
+                   help="labeled outputs: the proven relative gap at which the answer counts as optimal "
+                        "(default 1e-7); the metric routes stop as soon as they prove it")
     s.add_argument("--quiet", action="store_true", help="no progress display (the one-line summary is still printed)")
     s.add_argument("--json", action="store_true",
                    help="print the result as JSON (status, value, bound, gap, timings, solver statistics with "

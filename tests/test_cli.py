@@ -140,3 +140,21 @@ def test_solve_help_lists_every_method(capsys):
     assert "--time-limit" in text
     doc = (ROOT / "docs" / "cli.md").read_text()
     assert "`--time-limit S`" in doc and all(f"`{m}`" in doc for m in METHODS if m != "fw")
+
+
+@pytest.mark.parametrize("value", ["0", "1", "-1e-3", "x", "nan"])
+def test_a_gap_outside_zero_one_exits_2_in_one_line(capsys, tmp_path, value):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "m.json"), "--gap", value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--gap" in err and "Traceback" not in err
+
+
+def test_a_gap_on_free_outputs_exits_2_naming_it(capsys, tmp_path):
+    problem = tmp_path / "p.json"
+    problem.write_text(json.dumps({"k": 3, "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                                   "outputs": "free", "objective": {"kind": "mmse", "values": [0, 1, 2]}}))
+    code, _, err = run(capsys, "solve", problem, "-o", tmp_path / "m.json", "--gap", "1e-3", "--quiet")
+    assert code == 2 and err.count("\n") == 1 and "gap" in err and "free outputs" in err
+    assert not (tmp_path / "m.json").exists()

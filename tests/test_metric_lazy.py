@@ -250,3 +250,50 @@ def test_a_warm_start_keeps_the_rows_it_knows_and_gives_new_rows_positive_slacks
     # one of the two new rows is broken at the iterate
     assert lazy_warm(saved, S, y, a, b, w, broken=0.4) is None
     assert lazy_warm(saved, S, y, a, b, w, broken=0.5) is not None
+
+
+def test_a_looser_gap_stops_sooner_and_still_brackets_the_all_pairs_optimum():
+    # through the product: mechopt.solve(..., gap=) on 30 places with no grid, against
+    # the one-LP route (every pair, one HiGHS solve)
+    from mechopt import solve
+
+    rng = np.random.default_rng(5)
+    xy = rng.uniform(0, 4, (30, 2))
+    doc = {"places": {"xy": xy.tolist()}, "privacy": [{"notion": "metric", "epsilon": 0.7, "distance": "euclidean"}],
+           "objective": {"kind": "expected_loss", "loss": "squared", "prior": rng.dirichlet(np.ones(30)).tolist()}}
+    exact = solve(doc, method="lp", quiet=True)
+    tight = solve(doc, method="lazy", quiet=True)
+    loose = solve(doc, method="lazy", quiet=True, gap=1e-3)
+    assert exact.status == tight.status == loose.status == "optimal"
+    assert loose.certificate.verified and tight.certificate.verified
+    opt = exact.objective
+    assert loose.bound <= opt * (1 + 1e-9) and loose.objective >= opt * (1 - 1e-9)
+    assert loose.objective - loose.bound <= 1e-3 * loose.objective
+    assert loose.stats["relative_gap"] <= 1e-3
+    assert loose.stats["iterations"] < tight.stats["iterations"]
+    assert abs(tight.objective - opt) <= 1e-7 * opt
+
+
+@pytest.mark.parametrize("gap", [0, 1, -1e-3, 2.0, True, "1e-3", float("nan")])
+def test_a_gap_outside_zero_one_is_bad_input(gap):
+    from mechopt import InputError, solve
+
+    doc = {"k": 3, "outputs": "inputs", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+           "objective": {"kind": "expected_loss", "loss": "hamming"}}
+    with pytest.raises(InputError, match="gap"):
+        solve(doc, quiet=True, gap=gap)
+
+
+def test_the_pair_rows_worked_on_in_threaded_parts_give_the_same_channel_to_the_bit(monkeypatch):
+    # elementwise passes, step lengths and sparse products over the pair rows split in
+    # parts (threads) from SPLIT_FROM rows: each entry is computed as in one piece
+    import mechopt.solvers.metric._ipm as ipm
+
+    monkeypatch.setattr(ipm, "ipm_workers", lambda: 2)  # two threads whatever the machine has
+    E, cost, _ = _irregular(20, 2, 0.7)
+    whole = solve_metric_lazy(E, cost)
+    monkeypatch.setattr(ipm, "SPLIT_FROM", 7)
+    parts = solve_metric_lazy(E, cost)
+    assert whole.status == parts.status == "optimal"
+    assert whole.stats["iterations"] == parts.stats["iterations"]
+    assert np.array_equal(whole.Q, parts.Q) and whole.bound == parts.bound

@@ -25,7 +25,7 @@ from ...notions._base import _eldp_rows
 from ...notions._eldp import _group_matrix
 from ..backends._adapters import choose
 from ._blocks import _column_block, _factored_block, _group_block, _invertible_caps, _merge_limits  # noqa: F401
-from .._outcome import LabeledSolution
+from .._outcome import LABELED_REL_GAP, LabeledSolution
 from .._repair import tied_rows
 from ..backends._safe_bnb import safe_mip_bound
 from ..backends._safe_bound import lp_lower_bound
@@ -223,7 +223,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
                   invertible: dict[int, list[int]] | None = None, *, backend: str = "auto", reduce: bool = True,
                   square: bool = False, prior: np.ndarray | None = None, loss: np.ndarray | None = None,
                   budget_cap: float = BUDGET_CAP, gap_tol: float = 0.0, method: str = "auto",
-                  time_limit: float | None = None, progress=None, extend=None) -> LabeledSolution:
+                  time_limit: float | None = None, progress=None, extend=None,
+                  rel_gap: float = LABELED_REL_GAP) -> LabeledSolution:
     """Solve the labeled LP (per independent component when possible), with a safe bound.
 
     With ``square`` (outputs = inputs) and pairwise E-LDP notions only, the LP is
@@ -237,7 +238,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
     k = 25 on (or with ``method="decompose"`` or ``"ipm"``), E-LDP / metric problems are solved
     by the structured interior-point method or the decomposition over the outputs
     (:mod:`mechopt.solvers.metric._route`); ``time_limit`` (seconds) then
-    returns its best channel with a proven bound. ``extend``, if given, maps build_lp's
+    returns its best channel with a proven bound, and ``rel_gap`` is the relative gap at
+    which they stop. ``extend``, if given, maps build_lp's
     ``(c, A_ub, b_ub, A_eq, b_eq, bounds, integrality, n_q, stats)`` to the first seven
     with rows and variables appended (every new variable in [0, 1] at some optimum;
     :mod:`mechopt._custom`); the LP is then solved whole (no components, no symmetry, no
@@ -255,7 +257,8 @@ def solve_labeled(notions: list[Notion], k: int, m: int, cost: np.ndarray,
         from ..metric._route import metric_labeled
 
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
-        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress, backend=backend)
+        sol = metric_labeled(notions, k, m, cost, method=method, time_limit=left, progress=progress, backend=backend,
+                             rel_gap=rel_gap)
         if sol is not None and sol.Q is not None:
             sol.stats["total_s"] = time.perf_counter() - t0
             sol.bound = -math.inf if sol.bound is None else sol.bound

@@ -37,9 +37,12 @@ def _routines():
         name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
         pointer = ctypes.pythonapi.PyCapsule_GetPointer
         pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        from scipy.linalg import cython_blas
+
         out = {}
-        for routine, args in (("dpotrf", 5), ("dtrtri", 6), ("dlauum", 5)):
-            cap = capi[routine]
+        for api, routine, args in ((capi, "dpotrf", 5), (capi, "dtrtri", 6), (capi, "dlauum", 5),
+                                   (cython_blas.__pyx_capi__, "dtrmv", 8)):
+            cap = api[routine]
             out[routine] = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * args))(pointer(cap, name(cap)))
         return out
     except Exception:  # pragma: no cover - an interpreter or scipy without the capsules
@@ -79,3 +82,33 @@ def triangular_product(A: np.ndarray) -> int:
     info = ctypes.c_int(0)
     _F["dlauum"](ctypes.c_char_p(b"L"), ctypes.byref(n), p, ctypes.byref(n), ctypes.byref(info))
     return info.value
+
+
+def factor_products(W: np.ndarray, X: np.ndarray, lo: int, hi: int) -> None:
+    """``X[y] <- W[y] W[y]' X[y]`` for ``lo <= y < hi``, with ``W[y]`` upper triangular.
+
+    ``W``: ``(m, n, n)`` C-ordered (its strict lower triangles are not read), ``X``:
+    ``(m, n)`` C-ordered, overwritten. Two BLAS ``dtrmv`` a block, which read its triangle
+    alone (a batched ``einsum`` reads the zeros too: 250 blocks of 400 × 400 on two threads,
+    7.9 ms against 14.8 ms).
+
+    >>> W = np.triu(np.arange(1.0, 10.0).reshape(3, 3))[None]
+    >>> X = np.array([[1.0, 0.0, 2.0]])
+    >>> if AVAILABLE:
+    ...     factor_products(W, X, 0, 1)
+    ...     assert np.allclose(X, W[0] @ W[0].T @ [1.0, 0.0, 2.0])
+    """
+    m, n, n2 = W.shape
+    if not (W.dtype == X.dtype == np.float64 and W.flags.c_contiguous and X.flags.c_contiguous
+            and n == n2 and X.shape == (m, n) and 0 <= lo <= hi <= m):
+        raise ValueError("needs (m, n, n) and (m, n) C-ordered float64 arrays")
+    trmv = _F["dtrmv"]
+    size, one = ctypes.c_int(n), ctypes.c_int(1)
+    pn, p1 = ctypes.byref(size), ctypes.byref(one)
+    lower, notrans, trans = ctypes.c_char_p(b"L"), ctypes.c_char_p(b"N"), ctypes.c_char_p(b"T")
+    w0, sw, x0, sx = W.ctypes.data, W.strides[0], X.ctypes.data, X.strides[0]
+    for y in range(lo, hi):
+        # W[y] read in Fortran order is its transpose: lower triangular, L = W[y]'
+        w, x = w0 + y * sw, x0 + y * sx
+        trmv(lower, notrans, notrans, pn, w, pn, x, p1)  # x <- W' x
+        trmv(lower, trans, notrans, pn, w, pn, x, p1)  # x <- W x

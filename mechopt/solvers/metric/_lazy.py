@@ -93,6 +93,10 @@ LIFT_FROM = 1e-4
 #: after an early round a quarter of the new pairs are broken there, and the IPM
 #: stalls; between the final rounds of 20×20 Euclidean 3 %: 88 iterations against 111)
 WARM_AT, WARM_BROKEN = 1e-3, 0.05
+#: a final round stops once its lifted channel is within this share of the caller's gap
+#: of the bound (the channel is in the cone to rounding: the exact repair costs ~1e-13 of
+#: the value, not the rest of the gap)
+CLOSE_SHARE = 0.9
 #: from this many places, the first round keeps the base pairs alone, shared by every
 #: output, when they have a band order (band blocks); the stars join after it (20×20
 #: Euclidean: first round 13 s against 34 s; 150 places from a map, where dense blocks
@@ -393,7 +397,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
                 return False
             Q = lifted(Qi)
             obj = float(np.sum(cost * Q))
-            need = obj - 0.5 * rel_gap * max(abs(obj), 1e-300)
+            need = obj - CLOSE_SHARE * rel_gap * max(abs(obj), 1e-300)
             # above the caller's gap only the missing pairs are looked at (no bound closes)
             lb, entering = bound(mu, pi, need) if rel <= rel_gap else (None, [])
             if lb is not None and math.isfinite(lb) and lb >= need:
@@ -401,7 +405,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
                 Q = lifted(Qi, rounds=SNAP_ROUNDS)
                 obj = float(np.sum(cost * Q))
                 last.update(Q=Q, objective=obj, bound=lb, entering=entering, mu=mu)
-                if lb >= obj - 0.5 * rel_gap * max(abs(obj), 1e-300):
+                if lb >= obj - CLOSE_SHARE * rel_gap * max(abs(obj), 1e-300):
                     return True
             relax = float(np.sum(cS * Qi))
             if obj - relax <= LIFT_DOMINATES * rel * abs(relax):

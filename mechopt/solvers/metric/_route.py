@@ -367,7 +367,8 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
         if not runs:
             return None  # the requested back-end solves the whole LP
     elif decompose:
-        runs.append(("decompose", solve_metric_lp(E, cost, time_limit=left, progress=named(progress, "decompose"))))
+        runs.append(("decompose", solve_metric_lp(E, cost, rel_gap=rel_gap, time_limit=left,
+                                                  progress=named(progress, "decompose"))))
     good = [(name, r) for name, r in runs if r.Q is not None]
     if not good:
         name, r = runs[-1]
