@@ -288,11 +288,13 @@ def test_the_pair_rows_worked_on_in_threaded_parts_give_the_same_channel_to_the_
     # elementwise passes, step lengths and sparse products over the pair rows split in
     # parts (threads) from SPLIT_FROM rows: each entry is computed as in one piece
     import mechopt.solvers.metric._ipm as ipm
+    import mechopt.solvers.metric._rows as rows
 
-    monkeypatch.setattr(ipm, "ipm_workers", lambda: 2)  # two threads whatever the machine has
+    for module in (ipm, rows):  # two threads whatever the machine has
+        monkeypatch.setattr(module, "ipm_workers", lambda: 2)
     E, cost, _ = _irregular(20, 2, 0.7)
     whole = solve_metric_lazy(E, cost)
-    monkeypatch.setattr(ipm, "SPLIT_FROM", 7)
+    monkeypatch.setattr(rows, "SPLIT_FROM", 7)
     parts = solve_metric_lazy(E, cost)
     assert whole.status == parts.status == "optimal"
     assert whole.stats["iterations"] == parts.stats["iterations"]

@@ -51,6 +51,7 @@ from scipy.linalg import lapack
 
 from . import _lapack
 from ._band import REG, BandBlocks, band_order, ipm_workers, worker_pool
+from ._rows import added, in_parts, moved, moved_products, parts_product, row_parts, step_to_bound
 
 #: Gondzio's centrality correctors per iteration at most, with dense blocks
 GONDZIO = 3
@@ -202,10 +203,10 @@ class OutputRows:
         self.MT = self.M.T.tocsr()
         # the products by row parts, in threads (scipy's sparse products release Python's
         # lock; 1.4 million rows: 2.1 -> 1.5 ms and 3.3 -> 1.7 ms on two)
-        self._M, self._MT = _row_parts(self.M), _row_parts(self.MT)
+        self._M, self._MT = row_parts(self.M), row_parts(self.MT)
 
     def __matmul__(self, Q: np.ndarray) -> np.ndarray:
-        return _parts_product(self._M, np.ascontiguousarray(Q.T).reshape(-1)).reshape(-1, 1)
+        return parts_product(self._M, np.ascontiguousarray(Q.T).reshape(-1)).reshape(-1, 1)
 
     @property
     def T(self) -> "_OutputRowsT":
@@ -218,29 +219,7 @@ class _OutputRowsT:
 
     def __matmul__(self, Pi: np.ndarray) -> np.ndarray:
         k, m = self.rows.shape_km
-        return np.ascontiguousarray(_parts_product(self.rows._MT, Pi.reshape(-1)).reshape(m, k).T)
-
-
-def _row_parts(M: sp.csr_matrix) -> list[tuple[slice, sp.csr_matrix]]:
-    """``M`` in :func:`ipm_workers` parts of rows (one part below :data:`SPLIT_FROM` rows)."""
-    n = M.shape[0]
-    nw = ipm_workers() if n >= SPLIT_FROM else 1
-    cut = np.linspace(0, n, nw + 1).astype(int)
-    return [(slice(int(lo), int(hi)), M[int(lo):int(hi)]) for lo, hi in zip(cut[:-1], cut[1:])]
-
-
-def _parts_product(parts: list[tuple[slice, sp.csr_matrix]], x: np.ndarray) -> np.ndarray:
-    """``M @ x`` from :func:`_row_parts` of ``M``, the parts in threads."""
-    if len(parts) == 1:
-        return parts[0][1] @ x
-    out = np.empty(parts[-1][0].stop)
-
-    def part(i):
-        sl, Mi = parts[i]
-        out[sl] = Mi @ x
-
-    list(worker_pool(len(parts)).map(part, range(len(parts))))
-    return out
+        return np.ascontiguousarray(parts_product(self.rows._MT, Pi.reshape(-1)).reshape(m, k).T)
 
 
 class OutputDenseBlocks(DenseBlocks):
@@ -277,77 +256,6 @@ def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "aut
     return DenseBlocks(k, a, b, ca, cb)
 
 
-#: arrays from this many entries (the pair rows) are worked on in :func:`ipm_workers`
-#: parts at once: numpy's loops and scipy's sparse products release Python's lock
-#: (20×20 Euclidean, 1.4 million rows: the work between factorisations on one core was a
-#: third of the time)
-SPLIT_FROM = 200_000
-
-
-def _in_parts(n: int, work: Callable[[slice], None]) -> None:
-    """``work(part)`` for contiguous parts of ``range(n)`` covering it, in threads when ``n >= SPLIT_FROM``.
-
-    Each entry is computed as it would be at once: the results are the same to the bit.
-
-    >>> out = np.zeros(300_000)
-    >>> _in_parts(len(out), lambda sl: out.__setitem__(sl, sl.start))
-    >>> int(out[0]), int(out[-1]) in (0, 150_000)
-    (0, True)
-    """
-    nw = ipm_workers()
-    if nw == 1 or n < SPLIT_FROM:
-        work(slice(0, n))
-        return
-    cut = np.linspace(0, n, nw + 1).astype(int)
-    list(worker_pool(nw).map(lambda i: work(slice(int(cut[i]), int(cut[i + 1]))), range(nw)))
-
-
-def _moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
-    """``v + t dv`` in one new array (the pair rows' arrays are the largest: every pass counts)."""
-    out = np.empty_like(v)
-
-    def part(sl):
-        np.multiply(dv[sl], t, out=out[sl])
-        out[sl] += v[sl]
-
-    _in_parts(len(v), part)
-    return out
-
-
-def _moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: np.ndarray, tu: float) -> np.ndarray:
-    """``(v + tv dv) * (u + tu du)`` in one new array."""
-    out = np.empty_like(v)
-
-    def part(sl):
-        o = np.multiply(dv[sl], tv, out=out[sl])
-        o += v[sl]
-        x = du[sl] * tu
-        x += u[sl]
-        o *= x
-
-    _in_parts(len(v), part)
-    return out
-
-
-def _added(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``u + v`` (in parts for the pair rows)."""
-    out = np.empty_like(u)
-    _in_parts(len(u), lambda sl: np.add(u[sl], v[sl], out=out[sl]))
-    return out
-
-
-def _step(v: np.ndarray, dv: np.ndarray) -> float:
-    """The largest ``t <= 1`` with ``v + t dv >= 0`` (``v > 0``): ``1 / max(1, max(-dv / v))``."""
-    lows: list[float] = []
-
-    def part(sl):
-        lows.append(float((dv[sl] / v[sl]).min()) if sl.stop > sl.start else np.inf)
-
-    _in_parts(len(v), part)
-    r = -min(lows)
-    return 1.0 if r <= 1.0 else 1.0 / r
-
-
 def _schur_factor(lin, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
     """The Cholesky factor of ``M = sum_y H_y^{-1}``, formed again in double precision if
     the single-precision one is not positive definite."""
@@ -377,7 +285,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
                 u -= rp[sl]
             u /= ths[sl]
 
-        _in_parts(len(t), before)
+        in_parts(len(t), before)
         g = rq / q - AT @ t
         if rd is not None:
             g -= rd
@@ -403,7 +311,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
             np.subtract(rs[sl], e, out=e)
             e /= s[sl]
 
-        _in_parts(len(ds), after)
+        in_parts(len(ds), after)
         dz = AT @ dpi - dmu[:, None]
         if rd is not None:
             dz += rd
@@ -419,7 +327,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
         return d
 
     def steps(d):
-        return (min(_step(q, d[0]), _step(s, d[1])), min(_step(z, d[4]), _step(pi, d[3])))
+        return (min(step_to_bound(q, d[0]), step_to_bound(s, d[1])), min(step_to_bound(z, d[4]), step_to_bound(pi, d[3])))
 
     return newton, direction, steps
 
@@ -579,8 +487,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         mu_c = comp / N
         aff = direction(-qz, -spi)
         ap, ad = steps(aff)
-        comp_aff = float(np.sum(_moved_products(q, aff[0], ap, z, aff[4], ad))
-                         + np.sum(_moved_products(s, aff[1], ap, pi, aff[3], ad)))
+        comp_aff = float(np.sum(moved_products(q, aff[0], ap, z, aff[4], ad))
+                         + np.sum(moved_products(s, aff[1], ap, pi, aff[3], ad)))
         sigma = (comp_aff / comp) ** 3
         target = sigma * mu_c
         rs = np.subtract(target, spi)
@@ -591,8 +499,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         for _ in range(gondzio):
             # Gondzio: aim at a longer step, move the products outside [0.1, 10] x target back in
             tp, td = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
-            vq = _moved_products(q, d[0], tp, z, d[4], td)
-            vs = _moved_products(s, d[1], tp, pi, d[3], td)
+            vq = moved_products(q, d[0], tp, z, d[4], td)
+            vs = moved_products(s, d[1], tp, pi, d[3], td)
             lo, hi = 0.1 * target, 10.0 * target
             cq = np.maximum(np.clip(vq, lo, hi) - vq, -hi)
             cs = np.empty_like(vs)
@@ -602,20 +510,20 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                 c -= vs[sl]
                 np.maximum(c, -hi, out=c)
 
-            _in_parts(len(vs), centred)
+            in_parts(len(vs), centred)
             cor = newton(cq, cs, zero_k)
-            d2 = [_added(u, v) for u, v in zip(d, cor)]
+            d2 = [added(u, v) for u, v in zip(d, cor)]
             ap2, ad2 = steps(d2)
             if ap2 + ad2 < 1.01 * (ap + ad) + 0.02:
                 break
             d, ap, ad = d2, ap2, ad2
         eta = 0.995 if it < 5 else 0.9995
         ap, ad = min(1.0, eta * ap), min(1.0, eta * ad)
-        q = _moved(q, d[0], ap)
-        s = _moved(s, d[1], ap)
+        q = moved(q, d[0], ap)
+        s = moved(s, d[1], ap)
         mu = mu + ad * d[2]
-        pi = _moved(pi, d[3], ad)
-        z = _moved(z, d[4], ad)
+        pi = moved(pi, d[3], ad)
+        z = moved(z, d[4], ad)
     stats = {"iterations": it, "factor_s": t_factor, "linalg": type(lin).__name__,
              "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0, **stats_saved}
     return IPMResult(status, q, mu * scale, duals(pi), float(np.sum(c * q)) * scale,
