@@ -555,8 +555,8 @@ class _OutputPricing:
         return Found([(y, res[y][0]) for y in neg[: M.per_round]], len(neg), M.best_bound, last=M.past_deadline())
 
 
-def kept_budgets(notions, k: int) -> np.ndarray | None:
-    """The pairwise budgets that must hold (implied pairs dropped), or None.
+def kept_budgets(notions, k: int, implied: bool = False) -> np.ndarray | None:
+    """The pairwise budgets that must hold (implied pairs dropped unless ``implied``), or None.
 
     None unless every notion is pairwise E-LDP (``eldp`` or ``metric``: no clique
     groups, LIP rows or ULDP roles).
@@ -568,6 +568,8 @@ def kept_budgets(notions, k: int) -> np.ndarray | None:
     sysm = column_system(list(notions), k)
     if sysm.groups or sysm.factored is not None or np.any(sysm.b):
         return None
+    if implied:
+        return np.where(np.isnan(sysm.E), np.inf, sysm.E)
     A = sysm.A.tocoo()
     E = np.full((k, k), np.inf)
     np.fill_diagonal(E, 0.0)

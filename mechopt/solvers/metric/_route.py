@@ -346,7 +346,11 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
         time_limit = max(time_limit - finish_reserve(k, m, pairs, time_limit), 0.0)
     tl = None if time_limit is None else max(time_limit - t_build, 0.0)
     if use_lazy:
-        runs.append(("lazy", solve_metric_lazy(E, cost, rel_gap=rel_gap, time_limit=tl, progress=named(progress, "lazy"))))
+        # with the implied pairs too: redundant rows, but among each place's cheapest
+        # pairs the lazy route starts from (20×20 Euclidean, 36 % of the pairs implied: to
+        # a proven 1e-6 in 192 IPM iterations, 110 s, against 220, 120 s without them)
+        runs.append(("lazy", solve_metric_lazy(kept_budgets(notions, k, implied=True), cost, rel_gap=rel_gap,
+                                               time_limit=tl, progress=named(progress, "lazy"))))
     elif use_outputs:
         runs.append(("outputs", solve_metric_outputs(E, cost, rel_gap=rel_gap, time_limit=tl,
                                                      progress=named(progress, "outputs"))))
