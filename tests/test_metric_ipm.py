@@ -377,3 +377,20 @@ def test_auto_grows_the_outputs_on_street_graphs_and_not_on_clustered_grids(tmp_
     assert ipm_preferred(E, cost.shape[1]) and outputs_preferred(E, cost)  # 112 of 400 outputs to start
     E, cost = form(problem_from_dict(geo_doc(20, "manhattan")))
     assert ipm_preferred(E, cost.shape[1]) and not outputs_preferred(E, cost)  # 233 of 400
+
+
+@pytest.mark.parametrize("metric", ["grid", "euclidean"])
+def test_shared_rows_worked_on_in_threaded_parts_give_the_same_iterates_to_the_bit(monkeypatch, metric):
+    # the (pairs, outputs) arrays of band and dense blocks split by pairs across threads
+    import mechopt.solvers.metric._ipm as ipm
+    import mechopt.solvers.metric._rows as rows
+
+    for module in (ipm, rows):
+        monkeypatch.setattr(module, "ipm_workers", lambda: 2)
+    E, cost, _ = _problem(5, metric)
+    a, b = np.nonzero(np.isfinite(E) & ~np.eye(len(E), dtype=bool))
+    whole = metric_ipm(cost, a, b, np.exp(E[a, b]))
+    monkeypatch.setattr(rows, "SPLIT_FROM", 10)
+    parts = metric_ipm(cost, a, b, np.exp(E[a, b]))
+    assert whole.status == parts.status == "optimal" and whole.iterations == parts.iterations
+    assert np.array_equal(whole.Q, parts.Q) and np.array_equal(whole.mu, parts.mu)

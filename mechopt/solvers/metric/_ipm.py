@@ -285,7 +285,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
                 u -= rp[sl]
             u /= ths[sl]
 
-        in_parts(len(t), before)
+        in_parts(t, before)
         g = rq / q - AT @ t
         if rd is not None:
             g -= rd
@@ -311,7 +311,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
             np.subtract(rs[sl], e, out=e)
             e /= s[sl]
 
-        in_parts(len(ds), after)
+        in_parts(ds, after)
         dz = AT @ dpi - dmu[:, None]
         if rd is not None:
             dz += rd
@@ -510,7 +510,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                 c -= vs[sl]
                 np.maximum(c, -hi, out=c)
 
-            in_parts(len(vs), centred)
+            in_parts(vs, centred)
             cor = newton(cq, cs, zero_k)
             d2 = [added(u, v) for u, v in zip(d, cor)]
             ap2, ad2 = steps(d2)

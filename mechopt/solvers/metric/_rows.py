@@ -24,18 +24,21 @@ from ._band import ipm_workers, worker_pool
 SPLIT_FROM = 200_000
 
 
-def in_parts(n: int, work: Callable[[slice], None]) -> None:
-    """``work(part)`` for contiguous parts of ``range(n)`` covering it, in threads when ``n >= SPLIT_FROM``.
+def in_parts(v: np.ndarray, work: Callable[[slice], None]) -> None:
+    """``work(part)`` for contiguous parts of ``v``'s first axis covering it, in threads
+    when ``v`` has at least :data:`SPLIT_FROM` entries (the lazy route's rows ``(P, 1)``,
+    the shared rows ``(P, m)`` of grids and street graphs).
 
     Each entry is computed as it would be at once: the results are the same to the bit.
 
     >>> out = np.zeros(300_000)
-    >>> in_parts(len(out), lambda sl: out.__setitem__(sl, sl.start))
+    >>> in_parts(out, lambda sl: out.__setitem__(sl, sl.start))
     >>> int(out[0]), int(out[-1]) in (0, 150_000)
     (0, True)
     """
-    nw = ipm_workers()
-    if nw == 1 or n < SPLIT_FROM:
+    n = len(v)
+    nw = min(ipm_workers(), n)
+    if nw <= 1 or v.size < SPLIT_FROM:
         work(slice(0, n))
         return
     cut = np.linspace(0, n, nw + 1).astype(int)
@@ -50,7 +53,7 @@ def moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
         np.multiply(dv[sl], t, out=out[sl])
         out[sl] += v[sl]
 
-    in_parts(len(v), part)
+    in_parts(v, part)
     return out
 
 
@@ -65,14 +68,14 @@ def moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: 
         x += u[sl]
         o *= x
 
-    in_parts(len(v), part)
+    in_parts(v, part)
     return out
 
 
 def added(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``u + v`` (in parts for the pair rows)."""
     out = np.empty_like(u)
-    in_parts(len(u), lambda sl: np.add(u[sl], v[sl], out=out[sl]))
+    in_parts(u, lambda sl: np.add(u[sl], v[sl], out=out[sl]))
     return out
 
 
@@ -83,7 +86,7 @@ def step_to_bound(v: np.ndarray, dv: np.ndarray) -> float:
     def part(sl):
         lows.append(float((dv[sl] / v[sl]).min()) if sl.stop > sl.start else np.inf)
 
-    in_parts(len(v), part)
+    in_parts(v, part)
     r = -min(lows)
     return 1.0 if r <= 1.0 else 1.0 / r
 
