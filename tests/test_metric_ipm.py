@@ -394,3 +394,18 @@ def test_shared_rows_worked_on_in_threaded_parts_give_the_same_iterates_to_the_b
     parts = metric_ipm(cost, a, b, np.exp(E[a, b]))
     assert whole.status == parts.status == "optimal" and whole.iterations == parts.iterations
     assert np.array_equal(whole.Q, parts.Q) and np.array_equal(whole.mu, parts.mu)
+
+
+def test_dense_blocks_without_the_lock_free_lapack_and_blas_reach_the_same_optimum(monkeypatch):
+    # scipy without the Cython capsules: scipy's wrappers in one thread and einsum solves
+    # (which need the inverse factors' strict lower triangles cleared)
+    import mechopt.solvers.metric._lapack as lapack_free
+
+    E, cost, _ = _problem(4, "euclidean")
+    a, b = np.nonzero(np.isfinite(E) & ~np.eye(len(E), dtype=bool))
+    fast = metric_ipm(cost, a, b, np.exp(E[a, b]), linalg="dense")
+    monkeypatch.setattr(lapack_free, "AVAILABLE", False)
+    slow = metric_ipm(cost, a, b, np.exp(E[a, b]), linalg="dense")
+    opt = _highs_optimum(E, cost)
+    assert fast.status == slow.status == "optimal"
+    assert abs(fast.pobj - opt) <= 1e-7 * opt and abs(slow.pobj - opt) <= 1e-7 * opt
