@@ -106,9 +106,6 @@ class DenseBlocks:
         if W is None or W.shape != (m, k, k):
             W = np.empty((m, k, k))
         sc = np.empty((m, k))
-        # W[y]'s strict lower triangle: the strict upper one of its transpose, whose lower
-        # triangle the factorisation fills (a masked copy: 4x faster than index arrays)
-        below = None if _lapack.AVAILABLE else np.tri(k, k, -1, dtype=bool)
 
         def blocks(ys) -> np.ndarray:
             M = np.zeros((k, k), order="F")  # its lower triangle
@@ -126,6 +123,9 @@ class DenseBlocks:
                 if _lapack.AVAILABLE:
                     info = _lapack.inverse_factor(Wy)
                 else:
+                    # scipy's dpotrf clears the other triangle (clean=1): W[y] = L^{-T} is
+                    # then upper triangular, as the einsum solves need (the BLAS ones and
+                    # the products below read the triangle alone)
                     c, info = lapack.dpotrf(Wy, lower=1, overwrite_a=1)
                     if not info:
                         c, info = lapack.dtrtri(c, lower=1, overwrite_c=1)
@@ -133,10 +133,6 @@ class DenseBlocks:
                             Wy[...] = c
                 if info:
                     raise np.linalg.LinAlgError(f"block {y} is not positive definite")
-                if not _lapack.AVAILABLE:
-                    # W[y] = L^{-T}, upper triangular, for the einsum solves (the BLAS
-                    # ones and the products below read the triangle alone)
-                    np.copyto(W[y], 0.0, where=below)
                 # X = L^{-1} S (the columns scaled back), X' X = S L^{-T} L^{-1} S = H^{-1}
                 # in the lower triangle
                 inv = np.multiply(Wy, s[None, :], order="F")
