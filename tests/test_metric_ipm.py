@@ -129,10 +129,17 @@ def test_time_limit_gives_a_verified_channel_with_a_proven_gap():
     assert "gap" in short.message
 
 
-def _grid_rows(rows: int, cols: int, rng):
-    """A grid's neighbour pairs both ways with random budgets: ``(k, a, b, ca, cb, A)``, ``A`` the dense pair rows."""
+def _grid_rows(rows: int, cols: int, rng, diagonals: bool = False):
+    """A grid's neighbour pairs both ways with random budgets: ``(k, a, b, ca, cb, A)``, ``A`` the dense pair rows.
+
+    With ``diagonals`` the diagonal neighbours too (then the blocks of consecutive rows
+    are joined off their diagonal)."""
     k = rows * cols
     a, b = np.array([[e[0], e[1]] for e in Places.grid(rows, cols).grid_edges()]).T
+    if diagonals:
+        cell = np.arange(k).reshape(rows, cols)
+        a = np.concatenate([a, cell[:-1, :-1].ravel(), cell[:-1, 1:].ravel()])
+        b = np.concatenate([b, cell[1:, 1:].ravel(), cell[1:, :-1].ravel()])
     a, b = np.concatenate([a, b]), np.concatenate([b, a])
     w = np.exp(rng.uniform(0.2, 1.5, len(a)))
     ca, cb = np.ones(len(a)), -w
@@ -157,19 +164,23 @@ def test_output_parts_cover_the_outputs_and_keep_every_thread_busy(m, workers, m
     assert len(parts) >= -(-m // most)
 
 
-def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch):
+@pytest.mark.parametrize("diagonals", [False, True])
+def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch, diagonals):
     from mechopt.solvers.metric import _band
 
     monkeypatch.setattr(_band, "MIN_PART", 2)  # six outputs in two threads' parts
     assert len(_band._parts(6, 2)) == 2
     rng = np.random.default_rng(12)
-    k, a, b, ca, cb, A = _grid_rows(4, 5, rng)
+    k, a, b, ca, cb, A = _grid_rows(4, 5, rng, diagonals)
     m = 6
     perm, bs = band_order(k, a, b)
-    assert bs <= 5  # a 4×5 grid: neighbours at most one row apart
+    assert bs <= 6  # a 4×5 grid: neighbours at most one row apart
     G = rng.standard_normal((k, m))
     lins = (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs, workers=1),
             BandBlocks(k, a, b, ca, cb, perm, bs, workers=2))
+    # 4-neighbours in row-major order: the place below is in the same column of the next
+    # block (only P_i kept); diagonal neighbours join other columns (W_i and Y_i kept)
+    assert lins[1].diagonal is (not diagonals)
     for _ in range(2):  # twice: the band blocks keep their arrays from one factorisation to the next
         dq = rng.uniform(1e-3, 1e3, (k, m))
         D = rng.uniform(1e-3, 1e3, (len(a), m))
@@ -212,9 +223,10 @@ def test_dense_blocks_with_pairs_of_their_own_agree_with_numpy():
             assert np.allclose(Hs[j] @ X[:, j], G[:, j], rtol=1e-7, atol=1e-9 * np.abs(G[:, j]).max())
 
 
-def test_band_blocks_in_single_precision_form_m_to_single_precision_and_solve_exactly():
+@pytest.mark.parametrize("diagonals", [False, True])
+def test_band_blocks_in_single_precision_form_m_to_single_precision_and_solve_exactly(diagonals):
     rng = np.random.default_rng(21)
-    k, a, b, ca, cb, A = _grid_rows(5, 6, rng)
+    k, a, b, ca, cb, A = _grid_rows(5, 6, rng, diagonals)
     m = 4
     dq = rng.uniform(1e-2, 1e2, (k, m))
     D = rng.uniform(1e-2, 1e2, (len(a), m))

@@ -56,3 +56,42 @@ def test_a_bad_thread_count_is_bad_input_naming_the_variable(monkeypatch, bad):
     with pytest.raises(InputError, match="MECHOPT_BLAS_THREADS"):
         mechopt.solve(KRR, quiet=True)
 
+
+
+def _faults_of_reused_arrays(n: int = 8, mb: int = 96) -> int:
+    """Minor page faults of making, filling and dropping an array of ``mb`` MB ``n`` times."""
+    import resource
+
+    import numpy as np
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
+        a = np.empty(mb * 2**20 // 8)
+        a.fill(1.0)
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+def test_the_ipm_keeps_freed_arrays_for_reuse_and_gives_the_memory_back():
+    import mechopt._heap as heap
+    from mechopt.solvers.metric._ipm import metric_ipm
+
+    if heap._LIBC is None:
+        pytest.skip("the C library has no mallopt (not glibc)")
+    fresh = _faults_of_reused_arrays()
+    with heap.heap_kept():
+        with heap.heap_kept():  # nested: the outer one keeps the setting
+            pass
+        _faults_of_reused_arrays(1)  # the first array's pages are faulted in once
+        kept = _faults_of_reused_arrays()
+    assert heap._depth == 0
+    # fresh pages (with or without huge pages) for each of 8 arrays, against none to few
+    assert kept < fresh / 4, (kept, fresh)
+    assert _faults_of_reused_arrays() > kept  # afterwards glibc's own policy again
+    # the IPM runs within it
+    import numpy as np
+
+    seen = []
+    metric_ipm(np.array([[0.0, 0.5], [0.5, 0.0]]), np.array([0, 1]), np.array([1, 0]), np.full(2, np.e),
+               progress=lambda *args: seen.append(heap._depth))
+    assert seen and set(seen) == {1} and heap._depth == 0

@@ -49,6 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
+from ... import _heap
 from . import _lapack
 from ._band import REG, BandBlocks, band_order, ipm_workers, worker_pool
 from ._rows import added, in_parts, moved, moved_products, parts_product, row_parts, step_to_bound
@@ -328,6 +329,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
     return newton, direction, steps
 
 
+@_heap.heap_kept()
 def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *, tol: float = 1e-9,
                max_iter: int = 200, deadline: float | None = None, progress: Callable | None = None,
                enough: Callable | None = None, check_below: float = 1e-7,
