@@ -282,6 +282,7 @@ class BandBlocks:
         # (writing the product into the other buffer saves a copy of the row a step)
         R, Rn, M = work["R"], work["Rn"], work["M"]  # M: only its upper blocks are written
         dt = R.dtype
+        ones = np.ones(m, dt)
         lo = (nb - 1) * bs
         R[:, :, lo:] = sinv(nb - 1)
         M[lo:, lo:] = R[:, :, lo:].sum(0)
@@ -290,7 +291,8 @@ class BandBlocks:
             lo = (i + 1) * bs
             np.matmul(nXi, R[:, :, lo:], out=Rn[:, :, lo:])
             Rn[:, :, i * bs:lo] = sinv(i) + Rn[:, :, lo:lo + bs] @ nXi.transpose(0, 2, 1)
-            M[i * bs:lo, i * bs:] = Rn[:, :, i * bs:].sum(0)
+            for r in range(bs):  # the sum over the outputs, a BLAS product a row: twice numpy's sum(0)
+                M[i * bs + r, i * bs:] = ones @ Rn[:, r, i * bs:]
             R, Rn = Rn, R
         return M
 
