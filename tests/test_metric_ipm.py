@@ -179,7 +179,7 @@ def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch, diagonal
     lins = (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs, workers=1),
             BandBlocks(k, a, b, ca, cb, perm, bs, workers=2))
     # 4-neighbours in row-major order: the place below is in the same column of the next
-    # block (only P_i kept); diagonal neighbours join other columns (W_i and Y_i kept)
+    # block (W_i and P_i kept); diagonal neighbours join other columns (W_i and Y_i kept)
     assert lins[1].diagonal is (not diagonals)
     for _ in range(2):  # twice: the band blocks keep their arrays from one factorisation to the next
         dq = rng.uniform(1e-3, 1e3, (k, m))

@@ -57,7 +57,6 @@ def test_a_bad_thread_count_is_bad_input_naming_the_variable(monkeypatch, bad):
         mechopt.solve(KRR, quiet=True)
 
 
-
 def _faults_of_reused_arrays(n: int = 8, mb: int = 96) -> int:
     """Minor page faults of making, filling and dropping an array of ``mb`` MB ``n`` times."""
     import resource
