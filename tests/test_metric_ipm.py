@@ -177,9 +177,14 @@ def test_band_and_dense_schur_complements_agree_with_numpy(monkeypatch, diagonal
     assert bs <= 6  # a 4×5 grid: neighbours at most one row apart
     G = rng.standard_normal((k, m))
     lins = (DenseBlocks(k, a, b, ca, cb), BandBlocks(k, a, b, ca, cb, perm, bs, workers=1),
-            BandBlocks(k, a, b, ca, cb, perm, bs, workers=2))
+            BandBlocks(k, a, b, ca, cb, perm, bs, workers=2), BandBlocks(k, a, b, ca, cb, perm, bs, workers=2))
+    # at most two outputs a part: four parts of one or two outputs in two threads, each
+    # added to M when done, the work arrays' views of different lengths
+    lins[3].most = 2
+    assert sorted(p.stop - p.start for p in _band._parts(m, 2, 2)) == [1, 1, 2, 2]
     # 4-neighbours in row-major order: the place below is in the same column of the next
-    # block (W_i and P_i kept); diagonal neighbours join other columns (W_i and Y_i kept)
+    # block (W_i kept, P_i formed when used); diagonal neighbours join other columns (W_i
+    # and Y_i kept)
     assert lins[1].diagonal is (not diagonals)
     for _ in range(2):  # twice: the band blocks keep their arrays from one factorisation to the next
         dq = rng.uniform(1e-3, 1e3, (k, m))

@@ -11,6 +11,7 @@ factorisations release the GIL).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,9 @@ MAX_WORKERS = 2
 MIN_PART = 32
 #: and factors at most this many at a time (its temporary arrays grow with them)
 MAX_PART = 400
+#: and at most as many as fill this many bytes with its two rows of inverse blocks in
+#: double precision (48×48 grid: 395 outputs; 64×64: 166)
+PART_BYTES = 700_000_000
 
 
 def ipm_workers() -> int:
@@ -162,10 +166,12 @@ class BandBlocks:
 
     When every upper block ``B_i`` is diagonal (a grid's neighbours in row-major order:
     the pair below a place is in the same column of the next block) :attr:`diagonal` is
-    True and ``P_i = W_i' W_i = S_i^{-1}`` is kept instead of ``Y_i``:
+    True and ``P_i = W_i' W_i = S_i^{-1}`` is used instead of ``Y_i``:
     ``Y_{i-1}' Y_{i-1} = B P B`` and ``X_i = P_i B_i`` are then scalings (one batched
     product a block instead of four; a factorisation of 384 outputs of a 48×48 grid 8–14 %
-    faster). The
+    faster). ``P_i`` is not kept: the forward pass needs the last one, the recursion forms
+    each again from ``W_i`` (one product a block, against ``k / bs`` of the recursion),
+    which halves the factor's memory (64×64: 8.6 GB instead of 17). The
     solves still multiply by ``W_i`` and ``W_i'`` in turn (``Y_i x = W_i (B_i x)``): with
     the explicit inverses ``P_i`` a 48×48 grid's IPM stalled at a gap of 1e-3.
     """
@@ -219,6 +225,9 @@ class BandBlocks:
         self._spare: list = []
         #: form ``M``'s block rows in single precision (the factors and the solves stay double)
         self.single = False
+        #: outputs a thread factors at a time: its two rows of inverse blocks within
+        #: :data:`PART_BYTES` in double precision (64×64 grid: 166 outputs)
+        self.most = int(np.clip(PART_BYTES // (2 * 8 * bs * self.kp), MIN_PART, MAX_PART))
 
     def _array(self, name: str, shape: tuple) -> np.ndarray:
         """The array ``name`` of the last factorisation if its shape is ``shape``, else a new one."""
@@ -232,34 +241,46 @@ class BandBlocks:
         nb, bs = self.nb, self.bs
         self.W = self._array("W", (nb, m, bs, bs))
         if self.diagonal:
-            self.P = self._array("P", (nb, m, bs, bs))
             self.bt = self._array("bt", (max(nb - 1, 1), m, bs))
         else:
             self.Y = self._array("Y", (max(nb - 1, 1), m, bs, bs))
         self.scb = self._array("scb", (nb, m, bs))
-        M = sum(_each_part(m, self.workers, lambda sl: self._factor_part(dq[:, sl], D[:, sl], sl)))
+        M = np.zeros((self.kp, self.kp))
+        lock = threading.Lock()
+
+        def part(sl):
+            with self._work(sl.stop - sl.start) as work:
+                Mp = self._factor_into(dq[:, sl], D[:, sl], sl, work)
+                with lock:  # each part added when done: no copy of M a part
+                    M[...] += Mp
+
+        _each_part(m, self.workers, part, self.most)
+        # the work arrays go between factorisations, the solves' arrays take their place
+        # (64×64 grid, double precision: 1.4 GB); within :func:`mechopt._heap.heap_kept`
+        # the next factorisation reuses the freed memory without page faults
+        self._spare.clear()
         M = np.triu(M) + np.triu(M, 1).T
         return M[:k, :k][np.ix_(self.inv, self.inv)]
 
-    def _work_arrays(self, m: int) -> dict:
-        """A thread's work arrays for ``m`` outputs (returned to :attr:`_spare` after use)."""
+    @contextlib.contextmanager
+    def _work(self, m: int):
+        """A thread's work arrays for ``m`` outputs: views of arrays for :attr:`most` outputs,
+        kept in :attr:`_spare` from one use to the next (parts differ by one output, and a
+        fresh gigabyte costs ~2 s of page faults)."""
         try:
             w = self._spare.pop()
         except IndexError:
             w = {}
         dt = np.float32 if self.single else np.float64
-        if w.get("m") != m or w["R"].dtype != dt:
-            w = {"m": m, "R": np.empty((m, self.bs, self.kp), dt),
-                 "Rn": np.empty((m, self.bs, self.kp), dt), "M": np.zeros((self.kp, self.kp))}
-        return w
-
-    def _factor_part(self, dq: np.ndarray, D: np.ndarray, part: slice) -> np.ndarray:
-        """Factor the outputs ``part`` into ``self.W[:, part]`` etc.; their share of ``M`` (upper triangle)."""
-        work = self._work_arrays(dq.shape[1])
+        cap = max(m, self.most)
+        if w.get("cap", 0) < m or w["R"].dtype != dt:
+            w = {"cap": cap, "R": np.empty((cap, self.bs, self.kp), dt),
+                 "Rn": np.empty((cap, self.bs, self.kp), dt), "M": np.zeros((self.kp, self.kp)),
+                 "P": np.empty((cap, self.bs, self.bs))}
         try:
-            return self._factor_into(dq, D, part, work).copy()
+            yield {"R": w["R"][:m], "Rn": w["Rn"][:m], "M": w["M"], "P": w["P"][:m]}
         finally:
-            self._spare.append(work)
+            self._spare.append(w)
 
     def _factor_into(self, dq: np.ndarray, D: np.ndarray, part: slice, work: dict) -> np.ndarray:
         k, m = dq.shape
@@ -277,7 +298,10 @@ class BandBlocks:
             out[:, self.place[lo:hi]] = Hc[lo:hi].T
             return out.reshape(m, bs, bs)
 
-        sinv, nX = (self._forward_diagonal if self.diagonal else self._forward)(Hb, scb, part)
+        if self.diagonal:
+            sinv, nX = self._forward_diagonal(Hb, scb, part, work["P"])
+        else:
+            sinv, nX = self._forward(Hb, scb, part)
 
         # the current row of blocks of every H_y^{-1}, and the next one: two buffers in turn
         # (writing the product into the other buffer saves a copy of the row a step)
@@ -321,28 +345,35 @@ class BandBlocks:
 
         return sinv, nX
 
-    def _forward_diagonal(self, Hb: Callable, scb: np.ndarray, part: slice) -> tuple[Callable, Callable]:
-        """:meth:`_forward` when every ``B_i`` is diagonal: :attr:`W`, ``P_i = W_i' W_i`` into
-        :attr:`P`, the scaled diagonals of the ``B_i`` into :attr:`bt`."""
+    def _forward_diagonal(self, Hb: Callable, scb: np.ndarray, part: slice,
+                          buf: np.ndarray) -> tuple[Callable, Callable]:
+        """:meth:`_forward` when every ``B_i`` is diagonal: :attr:`W` and the scaled diagonals
+        of the ``B_i`` into :attr:`bt`; ``P_i = W_i' W_i`` formed into ``buf`` when used."""
         nb = self.nb
         eye = REG * np.eye(self.bs)
         W = self.W[:, part]
-        P = self.P[:, part]
         bt = self.bt[:, part]
+        last: dict = {}
+
+        def P(i):  # the recursion asks for each i twice in a row (sinv, then nX)
+            if last.get("i") != i:
+                last["i"] = i
+                np.matmul(W[i].transpose(0, 2, 1), W[i], out=buf)
+            return buf
+
         for i in range(nb):
             Ai = Hb(i) * scb[i][:, :, None] * scb[i][:, None, :] + eye
             if i > 0:
-                Ai -= P[i - 1] * bt[i - 1][:, :, None] * bt[i - 1][:, None, :]
+                Ai -= P(i - 1) * bt[i - 1][:, :, None] * bt[i - 1][:, None, :]
             W[i] = _tri_inv(np.linalg.cholesky(Ai))  # raises LinAlgError if not PD
-            np.matmul(W[i].transpose(0, 2, 1), W[i], out=P[i])
             if i < nb - 1:
                 bt[i] = np.diagonal(Hb(nb + i), axis1=1, axis2=2) * scb[i] * scb[i + 1]
 
         def sinv(i):
-            return P[i] * scb[i][:, :, None] * scb[i][:, None, :]
+            return P(i) * scb[i][:, :, None] * scb[i][:, None, :]
 
         def nX(i):
-            return P[i] * scb[i][:, :, None] * (bt[i] / -scb[i + 1])[:, None, :]
+            return P(i) * scb[i][:, :, None] * (bt[i] / -scb[i + 1])[:, None, :]
 
         return sinv, nX
 

@@ -41,6 +41,8 @@ verifies ``Q`` exactly.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -69,6 +71,11 @@ SINGLE_ABOVE = 1e-3
 REFINE_LINK = (2, 8)
 #: ... until the link rows' residual is below (double / single precision)
 LINK_TOL = (1e-14, 1e-9)
+#: freed memory is kept for reuse (:mod:`mechopt._heap`) while the pair rows' arrays have at
+#: most this many entries (48×48 grid: 2.1e7, ~10 s an iteration against ~11.5 s without);
+#: above, the heap's free pieces cost more memory than the page faults cost time (64×64
+#: grid, 6.6e7: 17.0 GB peak against 15.8 GB, 54 s an iteration either way)
+HEAP_KEPT_MAX_ENTRIES = 40_000_000
 #: stop when the relative gap has not halved over this many iterations (Euclidean
 #: distances on a 10×10 grid: ~100 iterations of steady, slow progress)
 STALL = 30
@@ -265,9 +272,28 @@ def _schur_factor(lin, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
         lin.single = False
 
 
+def _centring(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``max(clip(v, lo, hi) - v, -hi)`` in place of ``v``, in parts: Gondzio's correction
+    of the products ``v`` (no second array of pair rows: 0.5 GB on a 64×64 grid).
+
+    >>> _centring(np.array([0.05, 1.0, 50.0]), 0.1, 10.0)
+    array([  0.05,   0.  , -10.  ])
+    """
+    step = max(1, (1 << 20) // max(v[:1].size, 1))  # a temporary of ~10^6 entries at a time
+
+    def part(sl):
+        for lo_row in range(sl.start, sl.stop, step):
+            r = slice(lo_row, min(lo_row + step, sl.stop))
+            c = np.clip(v[r], lo, hi)
+            c -= v[r]
+            np.maximum(c, -hi, out=v[r])
+
+    in_parts(v, part)
+    return v
+
+
 def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
     """The Newton solve at one iterate (factors ``lin`` and ``Lm``), a refined direction, step lengths."""
-    ths = s / pi
     m = q.shape[1]
 
     def newton(rq, rs, rl, rp=None, rd=None):
@@ -280,10 +306,12 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
             u = np.divide(rs[sl], pi[sl], out=t[sl])
             if rp is not None:
                 u -= rp[sl]
-            u /= ths[sl]
+            u *= pi[sl]  # (no array of s / pi: 0.5 GB on a 64×64 grid)
+            u /= s[sl]
 
         in_parts(t, before)
         g = rq / q - AT @ t
+        t = None
         if rd is not None:
             g -= rd
         Hg = lin.solve(g)
@@ -329,7 +357,18 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
     return newton, direction, steps
 
 
-@_heap.heap_kept()
+def _heap_kept_for_rows(f: Callable) -> Callable:
+    """Run ``f`` within :func:`mechopt._heap.heap_kept` unless its pair rows' arrays exceed
+    :data:`HEAP_KEPT_MAX_ENTRIES` (there, the heap's free pieces outgrow the page faults saved)."""
+    @functools.wraps(f)
+    def run(cost, a, *args, output=None, **kw):
+        rows = len(a) * (1 if output is not None else np.shape(cost)[1])
+        with _heap.heap_kept() if rows <= HEAP_KEPT_MAX_ENTRIES else contextlib.nullcontext():
+            return f(cost, a, *args, output=output, **kw)
+    return run
+
+
+@_heap_kept_for_rows
 def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *, tol: float = 1e-9,
                max_iter: int = 200, deadline: float | None = None, progress: Callable | None = None,
                enough: Callable | None = None, check_below: float = 1e-7,
@@ -492,6 +531,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         rs = np.subtract(target, spi)
         rs -= aff[1] * aff[3]
         d = direction(target - qz - aff[0] * aff[4], rs)
+        # the pair rows' arrays (64×64 grid: 0.5 GB each) go as soon as they are used
+        aff = rs = spi = None
         ap, ad = steps(d)
         zero_k = np.zeros(k)
         for _ in range(gondzio):
@@ -501,16 +542,12 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             vs = moved_products(s, d[1], tp, pi, d[3], td)
             lo, hi = 0.1 * target, 10.0 * target
             cq = np.maximum(np.clip(vq, lo, hi) - vq, -hi)
-            cs = np.empty_like(vs)
-
-            def centred(sl, cs=cs, vs=vs, lo=lo, hi=hi):
-                c = np.clip(vs[sl], lo, hi, out=cs[sl])
-                c -= vs[sl]
-                np.maximum(c, -hi, out=c)
-
-            in_parts(vs, centred)
+            cs = _centring(vs, lo, hi)
+            vs = None
             cor = newton(cq, cs, zero_k)
-            d2 = [added(u, v) for u, v in zip(d, cor)]
+            cs = None
+            d2 = [added(u, v, out=v) for u, v in zip(d, cor)]
+            cor = None
             ap2, ad2 = steps(d2)
             if ap2 + ad2 < 1.01 * (ap + ad) + 0.02:
                 break
@@ -522,6 +559,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         mu = mu + ad * d[2]
         pi = moved(pi, d[3], ad)
         z = moved(z, d[4], ad)
+        # the closures hold this iterate's arrays: gone before the next factorisation
+        newton = direction = steps = d = d2 = None
     stats = {"iterations": it, "factor_s": t_factor, "linalg": type(lin).__name__,
              "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0, **stats_saved}
     return IPMResult(status, q, mu * scale, duals(pi), float(np.sum(c * q)) * scale,

@@ -72,9 +72,9 @@ def moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: 
     return out
 
 
-def added(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``u + v`` (in parts for the pair rows)."""
-    out = np.empty_like(u)
+def added(u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``u + v`` (in parts for the pair rows), into ``out`` if given (it may be ``v``)."""
+    out = np.empty_like(u) if out is None else out
     in_parts(u, lambda sl: np.add(u[sl], v[sl], out=out[sl]))
     return out
 
