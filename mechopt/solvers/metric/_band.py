@@ -265,8 +265,8 @@ class BandBlocks:
     @contextlib.contextmanager
     def _work(self, m: int):
         """A thread's work arrays for ``m`` outputs: views of arrays for :attr:`most` outputs,
-        kept in :attr:`_spare` from one use to the next (parts differ by one output, and a
-        fresh gigabyte costs ~2 s of page faults)."""
+        kept in :attr:`_spare` from one part to the next within a factorisation (parts
+        differ by one output; fresh arrays a part would cost page faults)."""
         try:
             w = self._spare.pop()
         except IndexError:

@@ -73,8 +73,9 @@ REFINE_LINK = (2, 8)
 LINK_TOL = (1e-14, 1e-9)
 #: freed memory is kept for reuse (:mod:`mechopt._heap`) while the pair rows' arrays have at
 #: most this many entries (48×48 grid: 2.1e7, ~10 s an iteration against ~11.5 s without);
-#: above, the heap's free pieces cost more memory than the page faults cost time (64×64
-#: grid, 6.6e7: 17.0 GB peak against 15.8 GB, 54 s an iteration either way)
+#: above, memory counts first (64×64 grid, 6.6e7, two iterations: 16.7 GB peak with it
+#: against 15.8 GB without; ~61 against ~70 s an iteration, the passes over the pair rows
+#: ~7.5 against ~14 s)
 HEAP_KEPT_MAX_ENTRIES = 40_000_000
 #: stop when the relative gap has not halved over this many iterations (Euclidean
 #: distances on a 10×10 grid: ~100 iterations of steady, slow progress)

@@ -46,7 +46,7 @@ OUTPUTS_MAX_SHARE = 0.55
 #: array (~1.6 GB in total) ``auto`` takes the decomposition instead
 IPM_MAX_ENTRIES = 20_000_000
 #: ... unless the pairs have a band order whose factor stays below this many entries
-#: (``k m bs``, 8 bytes each: 48×48 grid, 2.5e8, a proven 7.5e-7 in 600 s; 64×64,
+#: (``k m bs``, 8 bytes each: 48×48 grid, 2.5e8, a proven 1.0e-6 in 600 s, 7.0 GB; 64×64,
 #: 1.07e9, a peak of ~16 GB; the decomposition there proved a gap of 0.36 in 30 minutes)
 IPM_BAND_MAX_ENTRIES = 1_100_000_000
 #: ``auto`` takes the IPM with dense blocks (no band order) up to this many places
