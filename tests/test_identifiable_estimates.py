@@ -153,3 +153,35 @@ def test_merged_rows_match_comparing_every_pair(k, m, seed):
         if len(same) > 1:
             want.append(tuple(same))
     assert merged_rows(Q) == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.sampled_from([0.5, 1.0, 3.0]), st.integers(0, 2**31 - 1))
+def test_rank_null_direction_and_components_of_block_channels(blocks, rank_each, outputs_per_input, seed):
+    """A channel whose inputs split into independent blocks, each of known rank: the rank, a
+    null direction and the components follow from the construction (few, as many and more
+    outputs than inputs: the QR path above twice as many)."""
+    from mechopt._identifiability import null_components
+
+    rng = np.random.default_rng(seed)
+    rows, comp, want_rank = [], [], 0
+    k_each = rank_each + 2  # every block has two more inputs than its rank
+    m_each = max(rank_each, int(round(outputs_per_input * k_each)))
+    for j in range(blocks):
+        basis = rng.dirichlet(np.ones(m_each), size=rank_each)  # rank_each independent rows
+        mix = rng.dirichlet(np.ones(rank_each), size=k_each)     # every row a mixture of them
+        block = np.zeros((k_each, blocks * m_each))
+        block[:, j * m_each:(j + 1) * m_each] = mix @ basis
+        rows.append(block)
+        comp += [j] * k_each
+        want_rank += np.linalg.matrix_rank(mix @ basis)
+    Q = np.vstack(rows)
+    found = identifiability(Q)
+    assert found.rank == want_rank < Q.shape[0] and not found.identifiable
+    v = found.null_direction
+    assert np.abs(Q.T @ v).max() <= 1e-9 and abs(v.sum()) <= 1e-9 and np.linalg.norm(v) == pytest.approx(1.0)
+    labels = null_components(Q)
+    # rows of different blocks are never joined; within a block the mixtures join every row
+    assert all((labels[i] == labels[j]) == (comp[i] == comp[j]) for i in range(len(comp)) for j in range(len(comp)))
+    # one block of rank one: all its rows are the same row, whose mass (1) is known
+    assert found.group_masses == (blocks > 1 or rank_each == 1)

@@ -375,7 +375,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                enough: Callable | None = None, check_below: float = 1e-7,
                linalg: str = "auto", gondzio: int | None = None, row_scale: str = "none",
                start: str = "centred", output: np.ndarray | None = None, warm: tuple | None = None,
-               save_at: float | None = None) -> IPMResult:
+               save_at: float | None = None, q0: np.ndarray | None = None) -> IPMResult:
     """Solve the labeled metric LP by a structured primal–dual interior-point method.
 
     Parameters
@@ -409,6 +409,10 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         The start: an iterate of an earlier run on related rows (``mu``, ``pi``, ``z`` in
         cost units, every entry of ``q``, ``s``, ``pi``, ``z`` positive; rows it breaks
         start primal infeasible), in place of ``start``.
+    q0 : ndarray, shape (k, m), optional
+        The channel to start from in place of ``q = 1/m`` (e.g. :func:`._route.exponential_start`),
+        the duals centred on it as ``start`` says; taken only if it holds every pair row
+        strictly (``s > 0``), else the run starts from ``1/m``.
     save_at : float, optional
         Keep a copy of the first iterate at a relative gap ``<= save_at`` in
         ``stats["saved"]`` (``(q, s, mu, pi, z, rel)``, the form ``warm`` takes).
@@ -455,12 +459,18 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
 
     q = np.full((k, m), 1.0 / m)
     s = -(A @ q)
+    if q0 is not None:
+        q1 = np.array(q0, dtype=float)
+        s1 = -(A @ q1) if q1.shape == (k, m) and float(q1.min()) > 0 else None
+        if s1 is not None and float(s1.min()) > 0:
+            q, s = q1, s1
+        q1 = s1 = None
     mu = np.zeros(k)
     if start == "centred":
         # every complementarity product equal: a perfectly centred (dual infeasible) start
         mu0 = max(float(np.mean(np.abs(c))), 1e-3) / m
         pi = mu0 / np.maximum(s, 1e-300)
-        z = np.full((k, m), mu0 * m)
+        z = mu0 / q
     else:
         pi = np.full(s.shape, 0.1)
         z = np.maximum(c - mu[:, None] + AT @ pi, 0.1)
