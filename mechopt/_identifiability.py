@@ -225,7 +225,6 @@ def _identifiability(Q: np.ndarray, rtol: float) -> Identifiability:
         v[list(groups[0][:2])] = (math.sqrt(0.5), -math.sqrt(0.5))
     else:  # Qᵀ = U S Vᵀ: the null space of Qᵀ is spanned by the last rows of Vᵀ
         v = vt[-1] / np.linalg.norm(vt[-1])
-    found = Identifiability(k, rank, tuple(groups), v)
     # the groups' masses are identifiable when the kept rows have full rank, or when the
     # null space splits them into more than one component
     masses = bool(groups) and rank == int(keep.sum())
