@@ -426,3 +426,46 @@ def test_dense_blocks_without_the_lock_free_lapack_and_blas_reach_the_same_optim
     opt = _highs_optimum(E, cost)
     assert fast.status == slow.status == "optimal"
     assert abs(fast.pobj - opt) <= 1e-7 * opt and abs(slow.pobj - opt) <= 1e-7 * opt
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 5), st.sampled_from(["grid", "euclidean"]), st.integers(0, 2**31 - 1))
+def test_exponential_start_holds_every_pair_strictly(n, metric, seed):
+    """The start is a channel (rows sum to 1, entries positive) inside every pair row the kept
+    pairs imply: their closure by Floyd–Warshall here."""
+    from mechopt.solvers.metric._route import exponential_start
+
+    E, _, _ = _problem(n, metric, seed)
+    k = E.shape[0]
+    D = E.copy()
+    for j in range(k):  # Floyd–Warshall: every chain of kept pairs
+        D = np.minimum(D, D[:, j:j + 1] + D[j:j + 1, :])
+    q = exponential_start(E)
+    assert q.shape == (k, k) and q.min() > 0
+    assert np.allclose(q.sum(axis=1), 1.0, atol=1e-12)
+    a, b = np.nonzero(~np.eye(k, dtype=bool))
+    assert np.all(q[a] < np.exp(D[a, b])[:, None] * q[b])
+
+
+@pytest.mark.parametrize("n,metric,seed", [(4, "grid", 10), (4, "euclidean", 11)])
+def test_ipm_from_a_given_start_or_a_refused_one_reaches_the_optimum(n, metric, seed):
+    from mechopt.solvers.metric._route import exponential_start
+
+    E, cost, _ = _problem(n, metric, seed)
+    opt = _highs_optimum(E, cost)
+    a, b, w = _pairs(E)
+    good = exponential_start(E)
+    bad = np.eye(E.shape[0]) * 0.9 + 0.1 / E.shape[0]  # breaks the pair rows: refused, 1/m instead
+    first: list[float] = []
+
+    def progress(it, pobj, dobj, m):
+        if it == 0:
+            first.append(pobj)
+
+    runs = [metric_ipm(cost, a, b, w, q0=q0, progress=progress) for q0 in (good, bad, None, lambda: good)]
+    for r in runs:
+        assert r.status == "optimal" and abs(r.pobj - opt) <= 1e-6 * opt
+    # the start taken: the given channel (as an array or from a callable), else 1/m
+    uniform = float(cost.sum()) / cost.shape[1]
+    assert first == pytest.approx([float(np.sum(cost * good)), uniform, uniform, float(np.sum(cost * good))], rel=1e-12)
+    assert runs[1].iterations == runs[2].iterations

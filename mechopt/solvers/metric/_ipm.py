@@ -375,7 +375,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                enough: Callable | None = None, check_below: float = 1e-7,
                linalg: str = "auto", gondzio: int | None = None, row_scale: str = "none",
                start: str = "centred", output: np.ndarray | None = None, warm: tuple | None = None,
-               save_at: float | None = None, q0: np.ndarray | None = None) -> IPMResult:
+               save_at: float | None = None, q0: np.ndarray | Callable | None = None) -> IPMResult:
     """Solve the labeled metric LP by a structured primal–dual interior-point method.
 
     Parameters
@@ -409,8 +409,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         The start: an iterate of an earlier run on related rows (``mu``, ``pi``, ``z`` in
         cost units, every entry of ``q``, ``s``, ``pi``, ``z`` positive; rows it breaks
         start primal infeasible), in place of ``start``.
-    q0 : ndarray, shape (k, m), optional
-        The channel to start from in place of ``q = 1/m`` (e.g. :func:`._route.exponential_start`),
+    q0 : ndarray, shape (k, m), or callable() -> ndarray, optional
+        The channel to start from in place of ``q = 1/m`` (e.g. :func:`._parts.exponential_start`),
         the duals centred on it as ``start`` says; taken only if it holds every pair row
         strictly (``s > 0``), else the run starts from ``1/m``.
     save_at : float, optional
@@ -460,7 +460,9 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     q = np.full((k, m), 1.0 / m)
     s = -(A @ q)
     if q0 is not None:
-        q1 = np.array(q0, dtype=float)
+        # called here, the start is not kept by the caller for the whole run (64×64: 134 MB)
+        q1 = np.asarray(q0() if callable(q0) else np.array(q0), dtype=float)
+        q0 = None
         s1 = -(A @ q1) if q1.shape == (k, m) and float(q1.min()) > 0 else None
         if s1 is not None and float(s1.min()) > 0:
             q, s = q1, s1
@@ -547,6 +549,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         ap, ad = steps(d)
         zero_k = np.zeros(k)
         for _ in range(gondzio):
+            if deadline is not None and time.perf_counter() > deadline:
+                break  # no more correctors past the deadline (an iteration can take longer than the last)
             # Gondzio: aim at a longer step, move the products outside [0.1, 10] x target back in
             tp, td = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
             vq = moved_products(q, d[0], tp, z, d[4], td)

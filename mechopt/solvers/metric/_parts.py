@@ -420,3 +420,48 @@ def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.
     for y in range(m):
         total.append(_label_bound(cost[:, y], mu, np.maximum(Pi[:, y], 0.0), op))
     return _safe_sum(total)
+
+
+#: the share of the exponential mechanism in the IPM's start (the rest uniform)
+START_SHARE = 0.5
+
+
+def implied_budgets(E: np.ndarray) -> np.ndarray:
+    """``d[x, y]``: the budget the kept pairs of ``E`` imply from ``x`` to ``y`` (the cheapest chain of pairs).
+
+    >>> float(implied_budgets(np.array([[0.0, 1.0, np.inf], [1.0, 0.0, 2.0], [np.inf, 2.0, 0.0]]))[0, 2])
+    3.0
+    """
+    from scipy.sparse.csgraph import shortest_path
+
+    k = E.shape[0]
+    a, b = _pairs(E)
+    return shortest_path(sp.csr_matrix((np.maximum(E[a, b], 1e-300), (a, b)), shape=(k, k)), method="D")
+
+
+def exponential_start(E: np.ndarray, share: float = START_SHARE) -> np.ndarray:
+    """A start for the IPM: the exponential mechanism at half the budgets, mixed with the uniform channel.
+
+    ``q[x, y] ∝ exp(-d[y, x] / 2)``, each row normalised, with ``d`` the budgets the kept
+    pairs imply (:func:`implied_budgets`: a grid keeps its neighbours alone), the outputs
+    being the places. It is private when ``d`` is symmetric (a metric's budgets):
+    ``q[a, y] / q[b, y] <= e^(d[a, b] / 2) · e^(d[a, b] / 2)``; mixed with ``1 / k`` (a
+    share ``1 - share``) every kept pair row holds strictly. The start is much nearer the
+    optimum than ``1 / k``: Manhattan grids with the clustered prior of
+    ``benchmarks/bench_geo`` need 26 IPM iterations instead of 31 to a relative gap of 1e-3
+    on 32×32 (36 instead of 42 to 1e-6), 26 instead of 30 on 24×24. (Not used by the lazy
+    pairs' rounds nor the growing outputs: 20×20 Euclidean took 216 iterations from it
+    against 200, 400 street intersections 64 against 62.)
+    :func:`._ipm.metric_ipm` checks the pair rows and starts from ``1 / k`` if one fails.
+
+    >>> q = exponential_start(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    >>> q.sum(1).tolist(), bool(q[0, 0] / q[1, 0] <= np.e)
+    ([1.0, 1.0], True)
+    """
+    em = implied_budgets(E).T  # q[x, y] needs d[y, x]
+    em *= -0.5
+    np.exp(em, out=em)
+    em /= em.sum(1, keepdims=True)
+    em *= share
+    em += (1.0 - share) / E.shape[0]
+    return em
