@@ -426,24 +426,11 @@ def safe_bound_from_duals(E: np.ndarray, cost: np.ndarray, a: np.ndarray, b: np.
 START_SHARE = 0.5
 
 
-def implied_budgets(E: np.ndarray) -> np.ndarray:
-    """``d[x, y]``: the budget the kept pairs of ``E`` imply from ``x`` to ``y`` (the cheapest chain of pairs).
-
-    >>> float(implied_budgets(np.array([[0.0, 1.0, np.inf], [1.0, 0.0, 2.0], [np.inf, 2.0, 0.0]]))[0, 2])
-    3.0
-    """
-    from scipy.sparse.csgraph import shortest_path
-
-    k = E.shape[0]
-    a, b = _pairs(E)
-    return shortest_path(sp.csr_matrix((np.maximum(E[a, b], 1e-300), (a, b)), shape=(k, k)), method="D")
-
-
 def exponential_start(E: np.ndarray, share: float = START_SHARE) -> np.ndarray:
     """A start for the IPM: the exponential mechanism at half the budgets, mixed with the uniform channel.
 
     ``q[x, y] ∝ exp(-d[y, x] / 2)``, each row normalised, with ``d`` the budgets the kept
-    pairs imply (:func:`implied_budgets`: a grid keeps its neighbours alone), the outputs
+    pairs imply (their shortest chains, ``_closure``: a grid keeps its neighbours alone), the outputs
     being the places. It is private when ``d`` is symmetric (a metric's budgets):
     ``q[a, y] / q[b, y] <= e^(d[a, b] / 2) · e^(d[a, b] / 2)``; mixed with ``1 / k`` (a
     share ``1 - share``) every kept pair row holds strictly. The start is much nearer the
@@ -458,7 +445,7 @@ def exponential_start(E: np.ndarray, share: float = START_SHARE) -> np.ndarray:
     >>> q.sum(1).tolist(), bool(q[0, 0] / q[1, 0] <= np.e)
     ([1.0, 1.0], True)
     """
-    em = implied_budgets(E).T  # q[x, y] needs d[y, x]
+    em = _closure(E).T  # q[x, y] needs d[y, x]
     em *= -0.5
     np.exp(em, out=em)
     em /= em.sum(1, keepdims=True)
