@@ -409,8 +409,13 @@ def test_shared_rows_worked_on_in_threaded_parts_give_the_same_iterates_to_the_b
     whole = metric_ipm(cost, a, b, np.exp(E[a, b]))
     monkeypatch.setattr(rows, "SPLIT_FROM", 10)
     parts = metric_ipm(cost, a, b, np.exp(E[a, b]))
-    assert whole.status == parts.status == "optimal" and whole.iterations == parts.iterations
-    assert np.array_equal(whole.Q, parts.Q) and np.array_equal(whole.mu, parts.mu)
+    # and each thread's part in pieces of a few rows (the pieces a pass works on in cache)
+    monkeypatch.setattr(rows, "CHUNK", 3 * cost.shape[1])
+    pieces = metric_ipm(cost, a, b, np.exp(E[a, b]))
+    assert whole.status == parts.status == pieces.status == "optimal"
+    assert whole.iterations == parts.iterations == pieces.iterations
+    for run in (parts, pieces):
+        assert np.array_equal(whole.Q, run.Q) and np.array_equal(whole.mu, run.mu)
 
 
 def test_dense_blocks_without_the_lock_free_lapack_and_blas_reach_the_same_optimum(monkeypatch):

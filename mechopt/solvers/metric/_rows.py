@@ -24,25 +24,43 @@ from ._band import ipm_workers, worker_pool
 SPLIT_FROM = 200_000
 
 
-def in_parts(v: np.ndarray, work: Callable[[slice], None]) -> None:
-    """``work(part)`` for contiguous parts of ``v``'s first axis covering it, in threads
-    when ``v`` has at least :data:`SPLIT_FROM` entries (the lazy route's rows ``(P, 1)``,
-    the shared rows ``(P, m)`` of grids and street graphs).
+#: each thread works through its part in pieces of about this many entries, every step of
+#: a pass on one piece while it is in cache (64×64 grid, 6.6·10⁷ pair rows × outputs: the
+#: four steps of a Newton solve's first pass 0.10 -> 0.06 s)
+CHUNK = 1 << 17
 
-    Each entry is computed as it would be at once: the results are the same to the bit.
+
+def in_parts(v: np.ndarray, work: Callable[[slice], None]) -> None:
+    """``work(piece)`` for contiguous pieces of ``v``'s first axis covering it: when ``v``
+    has at least :data:`SPLIT_FROM` entries (the lazy route's rows ``(P, 1)``, the shared
+    rows ``(P, m)`` of grids and street graphs), in :func:`ipm_workers` threads, each
+    thread's part in pieces of about :data:`CHUNK` entries.
+
+    ``work`` must be elementwise along the first axis (or a reduction over pieces): each
+    entry is computed as it would be at once, the results are the same to the bit.
 
     >>> out = np.zeros(300_000)
-    >>> in_parts(out, lambda sl: out.__setitem__(sl, sl.start))
-    >>> int(out[0]), int(out[-1]) in (0, 150_000)
-    (0, True)
+    >>> in_parts(out, lambda sl: out.__setitem__(sl, sl.stop - sl.start))
+    >>> int(out.max()) <= CHUNK, bool(out.min() > 0)
+    (True, True)
     """
     n = len(v)
-    nw = min(ipm_workers(), n)
-    if nw <= 1 or v.size < SPLIT_FROM:
+    if v.size < SPLIT_FROM:
         work(slice(0, n))
         return
+    nw = min(ipm_workers(), n)
+    rows = max(1, CHUNK // max(v[:1].size, 1))
     cut = np.linspace(0, n, nw + 1).astype(int)
-    list(worker_pool(nw).map(lambda i: work(slice(int(cut[i]), int(cut[i + 1]))), range(nw)))
+
+    def part(i):
+        lo, hi = int(cut[i]), int(cut[i + 1])
+        for r in range(lo, hi, rows):
+            work(slice(r, min(r + rows, hi)))
+
+    if nw == 1:
+        part(0)
+    else:
+        list(worker_pool(nw).map(part, range(nw)))
 
 
 def moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
