@@ -12,6 +12,7 @@ factorisations release the GIL).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -245,16 +246,22 @@ class BandBlocks:
         else:
             self.Y = self._array("Y", (max(nb - 1, 1), m, bs, bs))
         self.scb = self._array("scb", (nb, m, bs))
-        M = np.zeros((self.kp, self.kp))
+        sums: dict[int, np.ndarray] = {}
         lock = threading.Lock()
 
         def part(sl):
             with self._work(sl.stop - sl.start) as work:
-                Mp = self._factor_into(dq[:, sl], D[:, sl], sl, work)
-                with lock:  # each part added when done: no copy of M a part
-                    M[...] += Mp
+                with lock:
+                    first = id(work["M"]) not in sums
+                    sums[id(work["M"])] = work["M"]
+                if first:
+                    work["M"][...] = 0.0
+                self._factor_into(dq[:, sl], D[:, sl], sl, work)
 
         _each_part(m, self.workers, part, self.most)
+        # a thread's parts add into its own sum (adding each part's M into one shared M
+        # read and wrote 2 · 134 MB a part on a 64×64 grid)
+        M = functools.reduce(np.add, sums.values())
         # the work arrays go between factorisations, the solves' arrays take their place
         # (64×64 grid, double precision: 1.4 GB); within :func:`mechopt._heap.heap_kept`
         # the next factorisation reuses the freed memory without page faults
@@ -305,19 +312,19 @@ class BandBlocks:
 
         # the current row of blocks of every H_y^{-1}, and the next one: two buffers in turn
         # (writing the product into the other buffer saves a copy of the row a step)
-        R, Rn, M = work["R"], work["Rn"], work["M"]  # M: only its upper blocks are written
+        R, Rn, M = work["R"], work["Rn"], work["M"]  # M: this part is added into its upper blocks
         dt = R.dtype
         ones = np.ones(m, dt)
         lo = (nb - 1) * bs
         R[:, :, lo:] = sinv(nb - 1)
-        M[lo:, lo:] = R[:, :, lo:].sum(0)
+        M[lo:, lo:] += R[:, :, lo:].sum(0)
         for i in range(nb - 2, -1, -1):
             nXi = nX(i).astype(dt)
             lo = (i + 1) * bs
             np.matmul(nXi, R[:, :, lo:], out=Rn[:, :, lo:])
             Rn[:, :, i * bs:lo] = sinv(i) + Rn[:, :, lo:lo + bs] @ nXi.transpose(0, 2, 1)
             for r in range(bs):  # the sum over the outputs, a BLAS product a row: twice numpy's sum(0)
-                M[i * bs + r, i * bs:] = ones @ Rn[:, r, i * bs:]
+                M[i * bs + r, i * bs:] += ones @ Rn[:, r, i * bs:]
             R, Rn = Rn, R
         return M
 
