@@ -251,12 +251,11 @@ class BandBlocks:
 
         def part(sl):
             with self._work(sl.stop - sl.start) as work:
-                with lock:
-                    first = id(work["M"]) not in sums
-                    sums[id(work["M"])] = work["M"]
-                if first:
-                    work["M"][...] = 0.0
+                # adds into the thread's ``M``, zeros when its arrays were made (they are
+                # dropped after each factorisation)
                 self._factor_into(dq[:, sl], D[:, sl], sl, work)
+                with lock:
+                    sums[id(work["M"])] = work["M"]
 
         _each_part(m, self.workers, part, self.most)
         # a thread's parts add into its own sum (adding each part's M into one shared M
