@@ -474,3 +474,24 @@ def test_ipm_from_a_given_start_or_a_refused_one_reaches_the_optimum(n, metric, 
     uniform = float(cost.sum()) / cost.shape[1]
     assert first == pytest.approx([float(np.sum(cost * good)), uniform, uniform, float(np.sum(cost * good))], rel=1e-12)
     assert runs[1].iterations == runs[2].iterations
+
+
+def test_the_pool_of_large_arrays_changes_no_iterate(monkeypatch):
+    """Above ``HEAP_KEPT_MAX_ENTRIES`` the IPM reuses freed arrays (:mod:`._pool`): the same
+    iterates to the bit as with fresh ones, and the pool is let go at the end."""
+    import mechopt.solvers.metric._ipm as ipm
+    import mechopt.solvers.metric._pool as pool
+
+    E, cost, _ = _problem(5, "grid")
+    a, b = np.nonzero(np.isfinite(E) & ~np.eye(len(E), dtype=bool))
+    fresh = metric_ipm(cost, a, b, np.exp(E[a, b]))
+    monkeypatch.setattr(ipm, "HEAP_KEPT_MAX_ENTRIES", 0)
+    monkeypatch.setattr(pool, "FROM_BYTES", 64)  # every pair-row and channel array from the pool
+    taken = []
+    real = pool.empty
+    monkeypatch.setattr(pool, "empty", lambda *s, **kw: taken.append(1) or real(*s, **kw))
+    pooled = metric_ipm(cost, a, b, np.exp(E[a, b]))
+    assert len(taken) > 100 and pool.held_bytes() == 0
+    assert fresh.status == pooled.status == "optimal" and fresh.iterations == pooled.iterations
+    assert np.array_equal(fresh.Q, pooled.Q) and np.array_equal(fresh.mu, pooled.mu)
+    assert np.array_equal(fresh.Pi, pooled.Pi)

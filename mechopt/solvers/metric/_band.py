@@ -21,6 +21,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from . import _pool
+
 #: regularisation added to each unit-diagonal block before its Cholesky factorisation
 REG = 1e-14
 #: at most this many threads share out the outputs of the band factorisation
@@ -32,6 +34,12 @@ MAX_PART = 400
 #: and at most as many as fill this many bytes with its two rows of inverse blocks in
 #: double precision (48×48 grid: 395 outputs; 64×64: 166)
 PART_BYTES = 700_000_000
+#: a band solve multiplies by a block ``W_i`` and its transpose this many outputs at a time
+SOLVE_CHUNK = 64
+#: the factorisation's two rows of inverse blocks take a free block of the pool (:mod:`._pool`)
+#: up to this many times their size (64×64 grid: 174 MB in single precision in the Newton
+#: solves' 528 MB blocks)
+FIT = 4
 
 
 def ipm_workers() -> int:
@@ -128,6 +136,25 @@ def _tri_inv(L: np.ndarray) -> np.ndarray:
         W[..., j:j + 1, :j] = -(L[..., j:j + 1, :j] @ W[..., :j, :j]) * d[..., j, None, None]
         W[..., j, j] = d[..., j]
     return W
+
+
+def _mirror_upper(M: np.ndarray, band: int = 512) -> None:
+    """The lower triangle of ``M`` from its upper one, in place: ``np.triu(M) + np.triu(M, 1).T``
+    without a temporary of ``M``'s size (a band of columns at a time).
+
+    >>> M = np.arange(9.0).reshape(3, 3)
+    >>> _mirror_upper(M, band=2); M
+    array([[0., 1., 2.],
+           [1., 4., 5.],
+           [2., 5., 8.]])
+    """
+    n = len(M)
+    for lo in range(0, n, band):
+        hi = min(lo + band, n)
+        M[lo:hi, :lo] = M[:lo, lo:hi].T
+        d = M[lo:hi, lo:hi]
+        low = np.tril_indices(hi - lo, -1)
+        d[low] = d.T[low]
 
 
 def band_order(k: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
@@ -261,12 +288,16 @@ class BandBlocks:
         # a thread's parts add into its own sum (adding each part's M into one shared M
         # read and wrote 2 · 134 MB a part on a 64×64 grid)
         M = functools.reduce(np.add, sums.values())
+        sums.clear()
         # the work arrays go between factorisations, the solves' arrays take their place
         # (64×64 grid, double precision: 1.4 GB); within :func:`mechopt._heap.heap_kept`
         # the next factorisation reuses the freed memory without page faults
         self._spare.clear()
-        M = np.triu(M) + np.triu(M, 1).T
-        return M[:k, :k][np.ix_(self.inv, self.inv)]
+        _mirror_upper(M)
+        M = M[:k, :k]
+        if np.array_equal(self.inv, np.arange(k)):
+            return M
+        return M[np.ix_(self.inv, self.inv)]
 
     @contextlib.contextmanager
     def _work(self, m: int):
@@ -280,8 +311,9 @@ class BandBlocks:
         dt = np.float32 if self.single else np.float64
         cap = max(m, self.most)
         if w.get("cap", 0) < m or w["R"].dtype != dt:
-            w = {"cap": cap, "R": np.empty((cap, self.bs, self.kp), dt),
-                 "Rn": np.empty((cap, self.bs, self.kp), dt), "M": np.zeros((self.kp, self.kp)),
+            # (from :mod:`._pool` where it is on: the same arrays every factorisation)
+            w = {"cap": cap, "R": _pool.empty((cap, self.bs, self.kp), dt, fit=FIT),
+                 "Rn": _pool.empty((cap, self.bs, self.kp), dt, fit=FIT), "M": np.zeros((self.kp, self.kp)),
                  "P": np.empty((cap, self.bs, self.bs))}
         try:
             yield {"R": w["R"][:m], "Rn": w["Rn"][:m], "M": w["M"], "P": w["P"][:m]}
@@ -410,19 +442,26 @@ class BandBlocks:
 
     def _solve_diagonal(self, v: np.ndarray, part: slice) -> np.ndarray:
         # as :meth:`_solve_general` with Y_i = W_i B_i: u_i = W_i t_i, t_i = v_i - B_{i-1} W_{i-1}' u_{i-1};
-        # x_i = W_i' W_i (t_i - B_i x_{i+1})
-        nb = self.nb
+        # x_i = W_i' W_i (t_i - B_i x_{i+1}). Both products with W_i are taken a few outputs
+        # at a time, while their blocks are in cache: a solve reads the factor twice, not four times
+        nb, m = self.nb, v.shape[1]
         W, bt = self.W[:, part], self.bt[:, part, :, None]
+        cuts = range(0, m, SOLVE_CHUNK)
+
+        def both(i, r, out):  # out = W_i' W_i r
+            for lo in cuts:
+                Wc = W[i, lo:lo + SOLVE_CHUNK]
+                np.matmul(Wc.transpose(0, 2, 1), Wc @ r[lo:lo + SOLVE_CHUNK], out=out[lo:lo + SOLVE_CHUNK])
+
         t = np.empty_like(v)
-        t[0] = v[0]
-        u = W[0] @ t[0]
-        for i in range(1, nb):
-            t[i] = v[i] - bt[i - 1] * (W[i - 1].transpose(0, 2, 1) @ u)
-            u = W[i] @ t[i]
         x = np.empty_like(v)
-        x[nb - 1] = W[nb - 1].transpose(0, 2, 1) @ u
+        t[0] = v[0]
+        both(0, t[0], x[0])  # x[0] holds W_0' u_0 until the backward pass
+        for i in range(1, nb):
+            np.subtract(v[i], bt[i - 1] * x[i - 1], out=t[i])
+            both(i, t[i], x[i])
         for i in range(nb - 2, -1, -1):
-            x[i] = W[i].transpose(0, 2, 1) @ (W[i] @ (t[i] - bt[i] * x[i + 1]))
+            both(i, t[i] - bt[i] * x[i + 1], x[i])
         return x
 
     def _solve_general(self, v: np.ndarray, part: slice) -> np.ndarray:

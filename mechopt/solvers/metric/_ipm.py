@@ -41,7 +41,6 @@ verifies ``Q`` exactly.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 from dataclasses import dataclass, field
@@ -52,9 +51,9 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ... import _heap
-from . import _lapack
+from . import _lapack, _pool
 from ._band import REG, BandBlocks, band_order, ipm_workers, worker_pool
-from ._rows import added, in_parts, moved, moved_products, parts_product, row_parts, step_to_bound
+from ._rows import SharedRows, added, in_parts, moved, moved_products, parts_product, row_parts, step_to_bound
 
 #: Gondzio's centrality correctors per iteration at most, with dense blocks
 GONDZIO = 3
@@ -269,7 +268,7 @@ def _schur_factor(lin, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
     """The Cholesky factor of ``M = sum_y H_y^{-1}``, formed again in double precision if
     the single-precision one is not positive definite."""
     while True:
-        Lm, info = lapack.dpotrf(lin.factor(dq, D), lower=1)
+        Lm, info = lapack.dpotrf(lin.factor(dq, D), lower=1, overwrite_a=1)
         if not info:
             return Lm
         if not getattr(lin, "single", False):
@@ -293,15 +292,53 @@ def _centring(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return v
 
 
-def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
-    """The Newton solve at one iterate (factors ``lin`` and ``Lm``), a refined direction, step lengths."""
+def _pair_residuals(Aq: np.ndarray, s: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(-(A q) - s, s pi)``, the first in place of ``A q``, in parts (no temporary of pair rows).
+
+    >>> r, p = _pair_residuals(np.array([[1.0], [-3.0]]), np.array([[2.0], [2.0]]), np.array([[0.5], [4.0]]))
+    >>> r.ravel().tolist(), p.ravel().tolist()
+    ([-3.0, 1.0], [1.0, 8.0])
+    """
+    spi = _pool.empty_like(s)
+
+    def part(sl):
+        np.negative(Aq[sl], out=Aq[sl])
+        Aq[sl] -= s[sl]
+        np.multiply(s[sl], pi[sl], out=spi[sl])
+
+    in_parts(Aq, part)
+    return Aq, spi
+
+
+def _corrector_rows(target: float, spi: np.ndarray, ds: np.ndarray, dpi: np.ndarray) -> np.ndarray:
+    """``target - s pi - ds dpi`` (Mehrotra's corrector for the pair rows), in parts.
+
+    >>> _corrector_rows(1.0, np.array([0.5, 2.0]), np.array([1.0, -1.0]), np.array([0.25, 1.0])).tolist()
+    [0.25, 0.0]
+    """
+    rs = _pool.empty_like(spi)
+
+    def part(sl):
+        np.subtract(target, spi[sl], out=rs[sl])
+        rs[sl] -= ds[sl] * dpi[sl]
+
+    in_parts(rs, part)
+    return rs
+
+
+def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, residuals: list):
+    """The Newton solve at one iterate (factors ``lin`` and ``Lm``), a refined direction, step lengths.
+
+    ``residuals`` is ``[r_link, r_pair, r_d]``, read when a direction is asked for: the
+    caller empties it once the last direction is taken (the pair rows' residuals are 0.5 GB
+    on a 64×64 grid; the centrality correctors do not need them)."""
     m = q.shape[1]
 
     def newton(rq, rs, rl, rp=None, rd=None):
         # Z dq + Q dz = rq, Pi ds + S dpi = rs, sum dq = rl, A dq + ds = rp, -dmu + A'dpi - dz = -rd
         # (rp, rd None: zero, as for the centrality correctors; the pair rows' arrays are the
         # largest, and every pass over them counts)
-        t = np.empty_like(rs)
+        t = _pool.empty_like(rs)
 
         def before(sl):
             u = np.divide(rs[sl], pi[sl], out=t[sl])
@@ -327,7 +364,7 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
             dmu = dmu + d2
             dq = dq + lin.solve(np.repeat(d2[:, None], m, axis=1))
         ds = A @ dq
-        dpi = np.empty_like(ds)
+        dpi = _pool.empty_like(ds)
 
         def after(sl):
             d = np.negative(ds[sl], out=ds[sl])
@@ -343,7 +380,8 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
             dz += rd
         return [dq, ds, dmu, dpi, dz]
 
-    def direction(rq, rs, rl=r_link, rp=r_pair, rd=r_d):
+    def direction(rq, rs):
+        rl, rp, rd = residuals
         d = newton(rq, rs, rl, rp, rd)
         if refine:
             dq, ds, dmu, dpi, dz = d
@@ -360,11 +398,12 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, r_link, r_pair, r_d):
 
 def _heap_kept_for_rows(f: Callable) -> Callable:
     """Run ``f`` within :func:`mechopt._heap.heap_kept` unless its pair rows' arrays exceed
-    :data:`HEAP_KEPT_MAX_ENTRIES` (there, the heap's free pieces outgrow the page faults saved)."""
+    :data:`HEAP_KEPT_MAX_ENTRIES` (there, the heap's free pieces outgrow the page faults
+    saved), else within :func:`._pool.pooled` (only freed arrays of sizes asked for again are kept)."""
     @functools.wraps(f)
     def run(cost, a, *args, output=None, **kw):
         rows = len(a) * (1 if output is not None else np.shape(cost)[1])
-        with _heap.heap_kept() if rows <= HEAP_KEPT_MAX_ENTRIES else contextlib.nullcontext():
+        with _heap.heap_kept() if rows <= HEAP_KEPT_MAX_ENTRIES else _pool.pooled():
             return f(cost, a, *args, output=output, **kw)
     return run
 
@@ -442,8 +481,9 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     rho = 1.0 / np.sqrt(w) if row_scale == "sqrt" else np.ones(P)
     ca, cb = rho, -rho * w
     if output is None:
-        A = sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([a, b]))), shape=(P, k))
-        AT = A.T.tocsr()
+        A = SharedRows(sp.csr_matrix((np.concatenate([ca, cb]), (np.tile(np.arange(P), 2), np.concatenate([a, b]))),
+                                     shape=(P, k)))
+        AT = A.T
         lin = choose_linalg(k, a, b, ca, cb, linalg)
     else:
         output = np.asarray(output, np.int64)
@@ -491,9 +531,9 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     stats_saved: dict = {}
     for it in range(max_iter + 1):
         r_link = 1.0 - q.sum(1)
-        r_pair = -(A @ q) - s
+        r_pair, spi = _pair_residuals(A @ q, s, pi)
         r_d = c - mu[:, None] + AT @ pi - z
-        qz, spi = q * z, s * pi
+        qz = q * z
         comp = float(np.sum(qz) + np.sum(spi))
         pobj = float(np.sum(c * q))
         dobj = float(mu.sum())
@@ -527,25 +567,26 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         if isinstance(lin, BandBlocks):
             lin.single = rel > SINGLE_ABOVE
         try:
-            Lm = _schur_factor(lin, z / q, pi / s)
+            Lm = _schur_factor(lin, z / q, np.divide(pi, s, out=_pool.empty_like(s)))
         except np.linalg.LinAlgError as e:
             message = f"stopped at relative gap {rel:.1e}: {e}"
             break
         t_factor += time.perf_counter() - tt
-        newton, direction, steps = _newton_system(A, AT, lin, Lm, q, s, pi, z, rel < REFINE_BELOW,
-                                                  r_link, r_pair, r_d)
+        residuals = [r_link, r_pair, r_d]
+        r_pair = None
+        newton, direction, steps = _newton_system(A, AT, lin, Lm, q, s, pi, z, rel < REFINE_BELOW, residuals)
         mu_c = comp / N
-        aff = direction(-qz, -spi)
+        aff = direction(-qz, np.negative(spi, out=_pool.empty_like(spi)))
         ap, ad = steps(aff)
         comp_aff = float(np.sum(moved_products(q, aff[0], ap, z, aff[4], ad))
                          + np.sum(moved_products(s, aff[1], ap, pi, aff[3], ad)))
         sigma = (comp_aff / comp) ** 3
         target = sigma * mu_c
-        rs = np.subtract(target, spi)
-        rs -= aff[1] * aff[3]
+        rs = _corrector_rows(target, spi, aff[1], aff[3])
         d = direction(target - qz - aff[0] * aff[4], rs)
         # the pair rows' arrays (64×64 grid: 0.5 GB each) go as soon as they are used
         aff = rs = spi = None
+        residuals.clear()
         ap, ad = steps(d)
         zero_k = np.zeros(k)
         for _ in range(gondzio):

@@ -15,7 +15,13 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from . import _pool
 from ._band import ipm_workers, worker_pool
+
+try:  # y += A x for a CSR matrix and a block of vectors, into an array of ours
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - a scipy without it: its own product, then a copy
+    _csr_matvecs = None
 
 #: arrays from this many entries (the pair rows) are worked on in :func:`ipm_workers`
 #: parts at once: numpy's loops and scipy's sparse products release Python's lock
@@ -65,7 +71,7 @@ def in_parts(v: np.ndarray, work: Callable[[slice], None]) -> None:
 
 def moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
     """``v + t dv`` in one new array (the pair rows' arrays are the largest: every pass counts)."""
-    out = np.empty_like(v)
+    out = _pool.empty_like(v)
 
     def part(sl):
         np.multiply(dv[sl], t, out=out[sl])
@@ -77,7 +83,7 @@ def moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
 
 def moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: np.ndarray, tu: float) -> np.ndarray:
     """``(v + tv dv) * (u + tu du)`` in one new array."""
-    out = np.empty_like(v)
+    out = _pool.empty_like(v)
 
     def part(sl):
         o = np.multiply(dv[sl], tv, out=out[sl])
@@ -92,7 +98,7 @@ def moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: 
 
 def added(u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``u + v`` (in parts for the pair rows), into ``out`` if given (it may be ``v``)."""
-    out = np.empty_like(u) if out is None else out
+    out = _pool.empty_like(u) if out is None else out
     in_parts(u, lambda sl: np.add(u[sl], v[sl], out=out[sl]))
     return out
 
@@ -121,7 +127,7 @@ def parts_product(parts: list[tuple[slice, sp.csr_matrix]], x: np.ndarray) -> np
     """``M @ x`` from :func:`row_parts` of ``M``, the parts in threads."""
     if len(parts) == 1:
         return parts[0][1] @ x
-    out = np.empty(parts[-1][0].stop)
+    out = _pool.empty((parts[-1][0].stop,))
 
     def part(i):
         sl, Mi = parts[i]
@@ -129,3 +135,52 @@ def parts_product(parts: list[tuple[slice, sp.csr_matrix]], x: np.ndarray) -> np
 
     list(worker_pool(len(parts)).map(part, range(len(parts))))
     return out
+
+
+class SharedRows:
+    """The pair rows every output shares (a ``(P, k)`` CSR matrix ``A``): ``A @ Q`` and
+    ``A.T @ Pi`` for ``(k, m)`` and ``(P, m)`` arrays, into arrays of :mod:`._pool`, the
+    rows in :func:`ipm_workers` parts (scipy's products release Python's lock).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = SharedRows(sp.csr_matrix(np.array([[1.0, -2.0], [0.0, 3.0], [-1.0, 0.0]])))
+    >>> Q = np.arange(6.0).reshape(2, 3)
+    >>> bool(np.array_equal(A @ Q, A.A @ Q)), bool(np.array_equal(A.T @ (A @ Q), A.A.T @ (A.A @ Q)))
+    (True, True)
+    """
+
+    def __init__(self, A: sp.csr_matrix, _t: "SharedRows | None" = None):
+        self.A = A.tocsr()
+        self.shape = self.A.shape
+        self._t = _t
+
+    @property
+    def T(self) -> "SharedRows":
+        if self._t is None:
+            self._t = SharedRows(self.A.T.tocsr(), self)
+        return self._t
+
+    def __matmul__(self, X: np.ndarray) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=float)
+        n, m = self.shape[0], X.shape[1]
+        out = _pool.empty((n, m))
+        if _csr_matvecs is None:  # pragma: no cover
+            out[...] = self.A @ X
+            return out
+        A = self.A
+        nw = min(ipm_workers(), n) if out.size >= SPLIT_FROM else 1
+        cut = np.linspace(0, n, nw + 1).astype(int)
+
+        def part(i):
+            lo, hi = int(cut[i]), int(cut[i + 1])
+            o = out[lo:hi]
+            o.fill(0.0)
+            ptr = A.indptr[lo:hi + 1]
+            sl = slice(int(ptr[0]), int(ptr[-1]))
+            _csr_matvecs(hi - lo, A.shape[1], m, ptr - ptr[0], A.indices[sl], A.data[sl], X.ravel(), o.ravel())
+
+        if nw == 1:
+            part(0)
+        else:
+            list(worker_pool(nw).map(part, range(nw)))
+        return out
