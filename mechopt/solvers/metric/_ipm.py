@@ -53,7 +53,8 @@ from scipy.linalg import lapack
 from ... import _heap
 from . import _lapack, _pool
 from ._band import REG, BandBlocks, band_order, ipm_workers, worker_pool
-from ._rows import SharedRows, added, in_parts, moved, moved_products, parts_product, row_parts, step_to_bound
+from ._rows import (SharedRows, added, corrector_rows, in_parts, moved, moved_products, pair_residuals,
+                    parts_product, row_parts, step_to_bound)
 
 #: Gondzio's centrality correctors per iteration at most, with dense blocks
 GONDZIO = 3
@@ -292,40 +293,6 @@ def _centring(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return v
 
 
-def _pair_residuals(Aq: np.ndarray, s: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(-(A q) - s, s pi)``, the first in place of ``A q``, in parts (no temporary of pair rows).
-
-    >>> r, p = _pair_residuals(np.array([[1.0], [-3.0]]), np.array([[2.0], [2.0]]), np.array([[0.5], [4.0]]))
-    >>> r.ravel().tolist(), p.ravel().tolist()
-    ([-3.0, 1.0], [1.0, 8.0])
-    """
-    spi = _pool.empty_like(s)
-
-    def part(sl):
-        np.negative(Aq[sl], out=Aq[sl])
-        Aq[sl] -= s[sl]
-        np.multiply(s[sl], pi[sl], out=spi[sl])
-
-    in_parts(Aq, part)
-    return Aq, spi
-
-
-def _corrector_rows(target: float, spi: np.ndarray, ds: np.ndarray, dpi: np.ndarray) -> np.ndarray:
-    """``target - s pi - ds dpi`` (Mehrotra's corrector for the pair rows), in parts.
-
-    >>> _corrector_rows(1.0, np.array([0.5, 2.0]), np.array([1.0, -1.0]), np.array([0.25, 1.0])).tolist()
-    [0.25, 0.0]
-    """
-    rs = _pool.empty_like(spi)
-
-    def part(sl):
-        np.subtract(target, spi[sl], out=rs[sl])
-        rs[sl] -= ds[sl] * dpi[sl]
-
-    in_parts(rs, part)
-    return rs
-
-
 def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, residuals: list):
     """The Newton solve at one iterate (factors ``lin`` and ``Lm``), a refined direction, step lengths.
 
@@ -531,7 +498,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     stats_saved: dict = {}
     for it in range(max_iter + 1):
         r_link = 1.0 - q.sum(1)
-        r_pair, spi = _pair_residuals(A @ q, s, pi)
+        r_pair, spi = pair_residuals(A @ q, s, pi)
         r_d = c - mu[:, None] + AT @ pi - z
         qz = q * z
         comp = float(np.sum(qz) + np.sum(spi))
@@ -582,7 +549,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                          + np.sum(moved_products(s, aff[1], ap, pi, aff[3], ad)))
         sigma = (comp_aff / comp) ** 3
         target = sigma * mu_c
-        rs = _corrector_rows(target, spi, aff[1], aff[3])
+        rs = corrector_rows(target, spi, aff[1], aff[3])
         d = direction(target - qz - aff[0] * aff[4], rs)
         # the pair rows' arrays (64×64 grid: 0.5 GB each) go as soon as they are used
         aff = rs = spi = None

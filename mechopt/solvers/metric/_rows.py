@@ -103,6 +103,40 @@ def added(u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.nda
     return out
 
 
+def pair_residuals(Aq: np.ndarray, s: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(-(A q) - s, s pi)``, the first in place of ``A q``, in parts (no temporary of pair rows).
+
+    >>> r, p = pair_residuals(np.array([[1.0], [-3.0]]), np.array([[2.0], [2.0]]), np.array([[0.5], [4.0]]))
+    >>> r.ravel().tolist(), p.ravel().tolist()
+    ([-3.0, 1.0], [1.0, 8.0])
+    """
+    spi = _pool.empty_like(s)
+
+    def part(sl):
+        np.negative(Aq[sl], out=Aq[sl])
+        Aq[sl] -= s[sl]
+        np.multiply(s[sl], pi[sl], out=spi[sl])
+
+    in_parts(Aq, part)
+    return Aq, spi
+
+
+def corrector_rows(target: float, spi: np.ndarray, ds: np.ndarray, dpi: np.ndarray) -> np.ndarray:
+    """``target - s pi - ds dpi`` (Mehrotra's corrector for the pair rows), in parts.
+
+    >>> corrector_rows(1.0, np.array([0.5, 2.0]), np.array([1.0, -1.0]), np.array([0.25, 1.0])).tolist()
+    [0.25, 0.0]
+    """
+    rs = _pool.empty_like(spi)
+
+    def part(sl):
+        np.subtract(target, spi[sl], out=rs[sl])
+        rs[sl] -= ds[sl] * dpi[sl]
+
+    in_parts(rs, part)
+    return rs
+
+
 def step_to_bound(v: np.ndarray, dv: np.ndarray) -> float:
     """The largest ``t <= 1`` with ``v + t dv >= 0`` (``v > 0``): ``1 / max(1, max(-dv / v))``."""
     lows: list[float] = []
