@@ -275,6 +275,9 @@ class BandBlocks:
         self.scb = self._array("scb", (nb, m, bs))
         sums: dict[int, np.ndarray] = {}
         lock = threading.Lock()
+        itemsize = 4 if self.single else 8
+        _pool.keep_only(self.most * self.bs * self.kp * itemsize,
+                        2 * min(self.workers, len(_parts(m, self.workers, self.most))), FIT)
 
         def part(sl):
             with self._work(sl.stop - sl.start) as work:

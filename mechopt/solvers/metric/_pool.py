@@ -88,6 +88,19 @@ def empty_like(v: np.ndarray) -> np.ndarray:
     return empty(v.shape, v.dtype)
 
 
+def keep_only(nbytes: int, count: int, fit: float) -> None:
+    """Let go of every free block but the ``count`` smallest of ``nbytes`` to ``fit`` times as
+    many bytes: what a band factorisation's work arrays will take. The blocks the Newton
+    solves freed are not held through the factorisation, the peak of a 64×64 grid's run."""
+    with _LOCK:
+        fits = sorted((n for n, free in _FREE.items() for _ in free if nbytes <= n <= fit * nbytes))[:count]
+        kept: dict[int, list[np.ndarray]] = {}
+        for n in fits:
+            kept.setdefault(n, []).append(_FREE[n].pop())
+        _FREE.clear()
+        _FREE.update(kept)
+
+
 def held_bytes() -> int:
     """Bytes the pool holds for reuse now."""
     with _LOCK:
