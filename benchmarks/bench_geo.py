@@ -90,11 +90,11 @@ def _outputs_facts(r, t: float) -> dict:
     return out
 
 
-def run_map(k: int, time_limit: float | None = None, method: str = "auto") -> dict:
+def run_map(k: int, time_limit: float | None = None, method: str = "auto", gap: float | None = None) -> dict:
     import mechopt
 
     t0 = time.perf_counter()
-    r = mechopt.solve(map_doc(k), quiet=True, time_limit=time_limit, method=method)
+    r = mechopt.solve(map_doc(k), quiet=True, time_limit=time_limit, method=method, gap=gap)
     return _outputs_facts(r, time.perf_counter() - t0)
 
 
@@ -117,7 +117,8 @@ def run_mechopt(n: int, distance: str, time_limit: float | None = None, spanner:
                    rounds=len(r.stats["rounds"]) if isinstance(r.stats.get("rounds"), list) else r.stats.get("rounds"),
                    block_size=r.stats.get("block_size"),
                    pairs_active=r.stats.get("pairs_active"), repair_t=r.stats.get("repair", {}).get("t"),
-                   timings=dict(r.timings))
+                   timings=dict(r.timings), ipm_s=r.stats.get("ipm_s"), factor_s=r.stats.get("factor_s"),
+                   snap_bound_s=r.stats.get("snap_bound_s"), build_s=r.stats.get("build_s"))
     return out
 
 
@@ -200,18 +201,33 @@ CASES = {
     "euclid20": "20×20 grid (400 places), Euclidean distances, clustered prior, time limit 600 s",
     "euclid20gap": "the same to a proven relative gap of 1e-6 (`mechopt solve --gap 1e-6`)",
     "grid32": "32×32 grid (1 024 places), Manhattan, clustered prior, time limit 600 s",
+    "euclid32": "32×32 grid (1 024 places), Euclidean distances, to a proven relative gap of 1e-4, time limit 600 s "
+                "(not in the default run)",
     "spanner20": "20×20 grid, Euclidean: spanner mode (δ = 1.1, 1.5) vs exact",
     "baselines": "10×10 grid, Euclidean: exponential mechanism and planar Laplace (+ remap) vs optimum",
     "map150": "150 places from a map (latitude/longitude, haversine, check-in prior), ε = 2 per km",
+    "map1000": "1 000 places from a map, to a proven relative gap of 1e-4, time limit 600 s (not in the default run)",
     "streets": "synthetic street networks (benchmarks.street_city, seed 7, ε = 4 per km), shortest-path metric, "
                "nodes in --streets (default 1000,2000), time limit 600 s; not in the default run (~14 min)",
     "scaling": "n×n Manhattan grids, clustered prior, n in --sizes (default 16,24,32,48,64): time, peak memory, "
                "proven gap at a time limit of 600 s (n <= 48) or 1 800 s (not in the default run: ~50 min)",
 }
+#: the cases of the acceptance's largest sizes, run only when named (each takes 10-30 minutes)
+NOT_DEFAULT = ("scaling", "streets", "euclid32", "map1000")
 
 
 def _fmt(v, spec=".4g"):
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+
+def _phases(m: dict) -> str:
+    """Where the time of an IPM run went (the time limit's checks: ``; ipm 1 650 s (factorisations ...``)."""
+    if m.get("ipm_s") is None:
+        return ""
+    t = m.get("timings", {})
+    return (f"; model {_fmt(m.get('build_s'), '.1f')} s, IPM {_fmt(m.get('ipm_s'), '.1f')} s "
+            f"(factorisations {_fmt(m.get('factor_s'), '.1f')} s), snap and bound {_fmt(m.get('snap_bound_s'), '.1f')} s, "
+            f"repair and verification {_fmt(t.get('repair_verify'), '.1f')} s, solve total {_fmt(t.get('total'), '.1f')} s")
 
 
 def _how(m: dict) -> str:
@@ -233,7 +249,7 @@ def _how(m: dict) -> str:
 def main(argv=None) -> list[str]:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_geo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=",".join(c for c in CASES if c not in ("scaling", "streets")))
+    ap.add_argument("--cases", default=",".join(c for c in CASES if c not in NOT_DEFAULT))
     ap.add_argument("--sizes", default="16,24,32,48,64", help="grid sizes of the scaling case")
     ap.add_argument("--streets", default="1000,2000", help="intersections of the streets case")
     ap.add_argument("--timeout", type=float, default=900.0)
@@ -274,11 +290,11 @@ def main(argv=None) -> list[str]:
                      f"{_fmt(m.get('peak_mb'), '.0f')} / {_fmt(b.get('peak_mb'), '.0f')} | "
                      f"libqif objective {_fmt(b.get('objective'), '.10g')}, relative difference {_fmt(same, '.1e')}; "
                      f"{_how(m)} |")
-        elif case in ("euclid10", "grid20", "euclid20", "euclid20gap", "grid32"):
+        elif case in ("euclid10", "grid20", "euclid20", "euclid20gap", "grid32", "euclid32"):
             n, dist, tl = {"euclid10": (10, "euclidean", None), "grid20": (20, "manhattan", None),
                            "euclid20": (20, "euclidean", 600.0), "euclid20gap": (20, "euclidean", 600.0),
-                           "grid32": (32, "manhattan", 600.0)}[case]
-            gap = 1e-6 if case == "euclid20gap" else None
+                           "grid32": (32, "manhattan", 600.0), "euclid32": (32, "euclidean", 600.0)}[case]
+            gap = {"euclid20gap": 1e-6, "euclid32": 1e-4}.get(case)
             for method in args.methods.split(","):
                 m = isolated(run_mechopt, n, dist, tl, None, method, gap, timeout=args.timeout)
                 emit(f"| {case} [{method}] | {_fmt(m.get('t'), '.2f')} | "
@@ -308,7 +324,7 @@ def main(argv=None) -> list[str]:
                 emit(f"| scaling {n}×{n} ({n * n} places, limit {tl:.0f} s) | {_fmt(m.get('t'), '.2f')} | "
                      f"{m.get('status', m.get('error', m.get('timeout')))} | {_fmt(m.get('objective'), '.10g')} | "
                      f"{_fmt(m.get('rel_gap'), '.1e')} | — | — | — | {_fmt(m.get('peak_mb'), '.0f')} | "
-                     f"bound {_fmt(m.get('bound'), '.10g')}; {_how(m)} |")
+                     f"bound {_fmt(m.get('bound'), '.10g')}; {_how(m)}{_phases(m)} |")
         elif case == "streets":
             for nodes in (int(v) for v in args.streets.split(",")):
                 m = isolated(run_streets, nodes, 600.0, timeout=1800.0)
@@ -316,10 +332,11 @@ def main(argv=None) -> list[str]:
                      f"{m.get('status', m.get('error', m.get('timeout')))} | {_fmt(m.get('objective'), '.10g')} | "
                      f"{_fmt(m.get('rel_gap'), '.1e')} | — | — | — | {_fmt(m.get('peak_mb'), '.0f')} | "
                      f"bound {_fmt(m.get('bound'), '.10g')}; {_how(m)} |")
-        elif case == "map150":
+        elif case in ("map150", "map1000"):
+            k, tl, gap = (150, None, None) if case == "map150" else (1000, 600.0, 1e-4)
             for method in args.methods.split(","):
-                m = isolated(run_map, 150, None, method, timeout=args.timeout)
-                emit(f"| map150 [{method}] | {_fmt(m.get('t'), '.2f')} | "
+                m = isolated(run_map, k, tl, method, gap, timeout=args.timeout)
+                emit(f"| {case} [{method}] | {_fmt(m.get('t'), '.2f')} | "
                      f"{m.get('status', m.get('error', m.get('timeout')))} | "
                      f"{_fmt(m.get('objective'), '.10g')} | {_fmt(m.get('rel_gap'), '.1e')} | — | — | — | "
                      f"{_fmt(m.get('peak_mb'), '.0f')} | {_how(m)}; {m.get('message', '') if m.get('status') != 'optimal' else ''} |")
@@ -332,7 +349,7 @@ def main(argv=None) -> list[str]:
                  f"{_fmt(r.get('peak_mb'), '.0f')} | {notes} |")
         else:
             raise SystemExit(f"unknown case {case!r}; choose from {list(CASES)}")
-    default = args.cases == ",".join(c for c in CASES if c not in ("scaling", "streets"))
+    default = args.cases == ",".join(c for c in CASES if c not in NOT_DEFAULT)
     # a run of chosen cases is named after them: it must not replace the day's full table
     name = "geo" if default else "geo-" + args.cases.replace(",", "-")
     if "scaling" in args.cases.split(",") and args.sizes != ap.get_default("sizes"):

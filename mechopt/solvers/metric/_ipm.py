@@ -53,8 +53,8 @@ from scipy.linalg import lapack
 from ... import _heap
 from . import _lapack, _pool
 from ._band import REG, BandBlocks, band_order, ipm_workers, worker_pool
-from ._rows import (SharedRows, added, corrector_rows, in_parts, moved, moved_products, pair_residuals,
-                    parts_product, row_parts, step_to_bound)
+from ._rows import (SharedRows, added, corrector_rows, in_parts, moved, moved_products, moved_products_sum,
+                    negated_products, pair_residual, parts_product, products_sum, row_parts, step_to_bound)
 
 #: Gondzio's centrality correctors per iteration at most, with dense blocks
 GONDZIO = 3
@@ -298,10 +298,12 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, residuals: list):
 
     ``residuals`` is ``[r_link, r_pair, r_d]``, read when a direction is asked for: the
     caller empties it once the last direction is taken (the pair rows' residuals are 0.5 GB
-    on a 64×64 grid; the centrality correctors do not need them)."""
+    on a 64×64 grid; the centrality correctors do not need them). ``newton(..., consume=True)``
+    and ``direction(..., consume=True)`` write the direction's ``dpi`` over ``rs`` (one
+    array of pair rows fewer: the peak of a 64×64 grid's run is in the Newton solves)."""
     m = q.shape[1]
 
-    def newton(rq, rs, rl, rp=None, rd=None):
+    def newton(rq, rs, rl, rp=None, rd=None, consume=False):
         # Z dq + Q dz = rq, Pi ds + S dpi = rs, sum dq = rl, A dq + ds = rp, -dmu + A'dpi - dz = -rd
         # (rp, rd None: zero, as for the centrality correctors; the pair rows' arrays are the
         # largest, and every pass over them counts)
@@ -331,14 +333,17 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, residuals: list):
             dmu = dmu + d2
             dq = dq + lin.solve(np.repeat(d2[:, None], m, axis=1))
         ds = A @ dq
-        dpi = _pool.empty_like(ds)
+        dpi = rs if consume else _pool.empty_like(ds)
 
         def after(sl):
             d = np.negative(ds[sl], out=ds[sl])
             if rp is not None:
                 d += rp[sl]
-            e = np.multiply(pi[sl], d, out=dpi[sl])
-            np.subtract(rs[sl], e, out=e)
+            if consume:
+                e = np.subtract(rs[sl], pi[sl] * d, out=dpi[sl])
+            else:
+                e = np.multiply(pi[sl], d, out=dpi[sl])
+                np.subtract(rs[sl], e, out=e)
             e /= s[sl]
 
         in_parts(ds, after)
@@ -347,13 +352,13 @@ def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, residuals: list):
             dz += rd
         return [dq, ds, dmu, dpi, dz]
 
-    def direction(rq, rs):
+    def direction(rq, rs, consume=False):
         rl, rp, rd = residuals
-        d = newton(rq, rs, rl, rp, rd)
+        d = newton(rq, rs, rl, rp, rd, consume=consume and not refine)
         if refine:
             dq, ds, dmu, dpi, dz = d
             cor = newton(rq - z * dq - q * dz, rs - pi * ds - s * dpi, rl - dq.sum(1), rp - A @ dq - ds,
-                         rd + (AT @ dpi - dmu[:, None] - dz))
+                         rd + (AT @ dpi - dmu[:, None] - dz), consume=True)
             d = [u + v for u, v in zip(d, cor)]
         return d
 
@@ -492,16 +497,17 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
     N = q.size + s.size
     status, message = "stalled", ""
     history: list[float] = []
-    t_factor = 0.0
+    t_factor = t_factor_last = 0.0
     t_step, t_prev = 0.0, None  # the last iteration's duration
     it = 0
     stats_saved: dict = {}
     for it in range(max_iter + 1):
         r_link = 1.0 - q.sum(1)
-        r_pair, spi = pair_residuals(A @ q, s, pi)
         r_d = c - mu[:, None] + AT @ pi - z
         qz = q * z
-        comp = float(np.sum(qz) + np.sum(spi))
+        # (the pair rows' products and residual are formed after the factorisation, when its
+        # work arrays are gone: 64×64 grid, 0.5 GB each)
+        comp = float(np.sum(qz)) + products_sum(s, pi)
         pobj = float(np.sum(c * q))
         dobj = float(mu.sum())
         rel = comp / max(abs(pobj), 1e-300)
@@ -523,36 +529,47 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             message = f"iteration limit at relative gap {rel:.1e}"
             break
         now = time.perf_counter()
-        if deadline is not None and now + t_step > deadline:
-            # the next iteration would end after the deadline (it takes about as long as the last)
-            status, message = "time limit", f"time limit at relative gap {rel:.1e}"
-            break
         if t_prev is not None:
             t_step = now - t_prev
+        # the next iteration takes about as long as the last, its factorisation up to twice
+        # as long when it is the first in double precision (the batched products' rate
+        # halves): unless that one would end after the deadline, where one more in single
+        # precision still fits (a 64×64 grid's run ended 19 s past 1 800 s)
+        t_next = t_step
+        single = isinstance(lin, BandBlocks) and (rel > SINGLE_ABOVE or (
+            lin.single and deadline is not None and now + t_step + t_factor_last > deadline))
+        if isinstance(lin, BandBlocks) and lin.single and not single:
+            t_next += t_factor_last
+        if deadline is not None and now + t_next > deadline:
+            status, message = "time limit", f"time limit at relative gap {rel:.1e}"
+            break
         t_prev = now
         tt = time.perf_counter()
         if isinstance(lin, BandBlocks):
-            lin.single = rel > SINGLE_ABOVE
+            lin.single = single
         try:
             Lm = _schur_factor(lin, z / q, np.divide(pi, s, out=_pool.empty_like(s)))
         except np.linalg.LinAlgError as e:
             message = f"stopped at relative gap {rel:.1e}: {e}"
             break
-        t_factor += time.perf_counter() - tt
-        residuals = [r_link, r_pair, r_d]
-        r_pair = None
+        t_factor_last = time.perf_counter() - tt
+        t_factor += t_factor_last
+        residuals = [r_link, pair_residual(A @ q, s), r_d]
         newton, direction, steps = _newton_system(A, AT, lin, Lm, q, s, pi, z, rel < REFINE_BELOW, residuals)
         mu_c = comp / N
-        aff = direction(-qz, np.negative(spi, out=_pool.empty_like(spi)))
+        aff = direction(-qz, negated_products(s, pi), consume=True)
         ap, ad = steps(aff)
-        comp_aff = float(np.sum(moved_products(q, aff[0], ap, z, aff[4], ad))
-                         + np.sum(moved_products(s, aff[1], ap, pi, aff[3], ad)))
+        comp_aff = float(np.sum(moved_products(q, aff[0], ap, z, aff[4], ad))) + moved_products_sum(
+            s, aff[1], ap, pi, aff[3], ad)
         sigma = (comp_aff / comp) ** 3
         target = sigma * mu_c
-        rs = corrector_rows(target, spi, aff[1], aff[3])
-        d = direction(target - qz - aff[0] * aff[4], rs)
-        # the pair rows' arrays (64×64 grid: 0.5 GB each) go as soon as they are used
-        aff = rs = spi = None
+        # the pair rows' arrays (64×64 grid: 0.5 GB each) go as soon as they are used: the
+        # corrector's rows over the affine dpi, which with the affine ds goes before the solve
+        rs = corrector_rows(target, s, pi, aff[1], aff[3])
+        rq = target - qz - aff[0] * aff[4]
+        aff = None
+        d = direction(rq, rs, consume=True)
+        rs = rq = None
         residuals.clear()
         ap, ad = steps(d)
         zero_k = np.zeros(k)
@@ -567,7 +584,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             cq = np.maximum(np.clip(vq, lo, hi) - vq, -hi)
             cs = _centring(vs, lo, hi)
             vs = None
-            cor = newton(cq, cs, zero_k)
+            cor = newton(cq, cs, zero_k, consume=True)
             cs = None
             d2 = [added(u, v, out=v) for u, v in zip(d, cor)]
             cor = None
@@ -575,6 +592,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             if ap2 + ad2 < 1.01 * (ap + ad) + 0.02:
                 break
             d, ap, ad = d2, ap2, ad2
+        # the closures hold this iterate's arrays: gone before the next ones are made
+        newton = direction = steps = None
         eta = 0.995 if it < 5 else 0.9995
         ap, ad = min(1.0, eta * ap), min(1.0, eta * ad)
         q = moved(q, d[0], ap)
@@ -582,8 +601,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         mu = mu + ad * d[2]
         pi = moved(pi, d[3], ad)
         z = moved(z, d[4], ad)
-        # the closures hold this iterate's arrays: gone before the next factorisation
-        newton = direction = steps = d = d2 = None
+        d = d2 = None
     stats = {"iterations": it, "factor_s": t_factor, "linalg": type(lin).__name__,
              "block_size": getattr(lin, "bs", k), "pairs": P, "ipm_s": time.perf_counter() - t0, **stats_saved}
     return IPMResult(status, q, mu * scale, duals(pi), float(np.sum(c * q)) * scale,

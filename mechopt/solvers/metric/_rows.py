@@ -103,38 +103,94 @@ def added(u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.nda
     return out
 
 
-def pair_residuals(Aq: np.ndarray, s: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(-(A q) - s, s pi)``, the first in place of ``A q``, in parts (no temporary of pair rows).
+def piece_sum(v: np.ndarray, term: Callable[[slice], np.ndarray]) -> float:
+    """The sum of ``term(piece)`` over :func:`in_parts`'s pieces of ``v``: each row's terms
+    summed, then the rows' sums (the same total however the rows are split).
 
-    >>> r, p = pair_residuals(np.array([[1.0], [-3.0]]), np.array([[2.0], [2.0]]), np.array([[0.5], [4.0]]))
-    >>> r.ravel().tolist(), p.ravel().tolist()
-    ([-3.0, 1.0], [1.0, 8.0])
+    >>> piece_sum(np.ones((300_000, 2)), lambda sl: np.ones((sl.stop - sl.start, 2)))
+    600000.0
     """
-    spi = _pool.empty_like(s)
+    rows = np.empty(len(v))
 
+    def part(sl):
+        t = term(sl)
+        rows[sl] = t.sum(axis=1) if t.ndim == 2 else t
+
+    in_parts(v, part)
+    return float(np.sum(rows))
+
+
+def products_sum(s: np.ndarray, pi: np.ndarray) -> float:
+    """``sum(s pi)`` without an array of the products (the complementarity of the pair rows).
+
+    >>> products_sum(np.array([[2.0], [2.0]]), np.array([[0.5], [4.0]]))
+    9.0
+    """
+    return piece_sum(s, lambda sl: s[sl] * pi[sl])
+
+
+def moved_products_sum(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: np.ndarray, tu: float) -> float:
+    """``sum((v + tv dv) * (u + tu du))`` without an array of the products.
+
+    >>> moved_products_sum(np.ones(3), np.ones(3), 1.0, np.ones(3), -np.ones(3), 0.5)
+    3.0
+    """
+    def term(sl):
+        o = dv[sl] * tv
+        o += v[sl]
+        x = du[sl] * tu
+        x += u[sl]
+        o *= x
+        return o
+
+    return piece_sum(v, term)
+
+
+def pair_residual(Aq: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``-(A q) - s`` in place of ``A q``, in parts.
+
+    >>> pair_residual(np.array([[1.0], [-3.0]]), np.array([[2.0], [2.0]])).ravel().tolist()
+    [-3.0, 1.0]
+    """
     def part(sl):
         np.negative(Aq[sl], out=Aq[sl])
         Aq[sl] -= s[sl]
-        np.multiply(s[sl], pi[sl], out=spi[sl])
 
     in_parts(Aq, part)
-    return Aq, spi
+    return Aq
 
 
-def corrector_rows(target: float, spi: np.ndarray, ds: np.ndarray, dpi: np.ndarray) -> np.ndarray:
-    """``target - s pi - ds dpi`` (Mehrotra's corrector for the pair rows), in parts.
+def negated_products(s: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """``-(s pi)`` in one new array: the pair rows' right-hand side of the affine direction.
 
-    >>> corrector_rows(1.0, np.array([0.5, 2.0]), np.array([1.0, -1.0]), np.array([0.25, 1.0])).tolist()
-    [0.25, 0.0]
+    >>> negated_products(np.array([2.0, 2.0]), np.array([0.5, 4.0])).tolist()
+    [-1.0, -8.0]
     """
-    rs = _pool.empty_like(spi)
+    out = _pool.empty_like(s)
 
     def part(sl):
-        np.subtract(target, spi[sl], out=rs[sl])
-        rs[sl] -= ds[sl] * dpi[sl]
+        np.multiply(s[sl], pi[sl], out=out[sl])
+        np.negative(out[sl], out=out[sl])
 
-    in_parts(rs, part)
-    return rs
+    in_parts(s, part)
+    return out
+
+
+def corrector_rows(target: float, s: np.ndarray, pi: np.ndarray, ds: np.ndarray, dpi: np.ndarray) -> np.ndarray:
+    """``target - s pi - ds dpi`` (Mehrotra's corrector for the pair rows), in parts, in place
+    of ``dpi`` (the affine direction's, not needed after it: one array of pair rows fewer).
+
+    >>> corrector_rows(1.0, np.ones(2), np.array([0.5, 2.0]), np.array([1.0, -1.0]), np.array([0.25, 1.0])).tolist()
+    [0.25, 0.0]
+    """
+    def part(sl):
+        e = ds[sl] * dpi[sl]
+        r = np.multiply(s[sl], pi[sl], out=dpi[sl])
+        np.subtract(target, r, out=r)
+        r -= e
+
+    in_parts(dpi, part)
+    return dpi
 
 
 def step_to_bound(v: np.ndarray, dv: np.ndarray) -> float:
