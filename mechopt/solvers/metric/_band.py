@@ -183,6 +183,28 @@ def band_order(k: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     return best[0], max(best[1], 1)
 
 
+def next_precision(rel: float, single: bool | None, room: float, t_step: float, t_factor: float,
+                   above: float = 1e-3) -> tuple[bool, float]:
+    """Whether the next band factorisation forms ``M`` in single precision (``single``: the
+    last one did; None: not band blocks), and how long the next iteration will take.
+
+    About as long as the last (``t_step``), its factorisation up to twice as long (the
+    batched products' rate halves) if it is the first in double precision, at a relative
+    gap ``rel`` at most ``above`` (the IPM's ``SINGLE_ABOVE``) — unless that would not fit the ``room`` left and one more in
+    single precision would (a 64×64 grid's run ended 19 s past its 1 800 s limit).
+
+    >>> next_precision(1e-2, True, 100.0, 50.0, 40.0), next_precision(5e-4, True, 100.0, 50.0, 40.0)
+    ((True, 50.0), (False, 90.0))
+    >>> next_precision(5e-4, True, 80.0, 50.0, 40.0), next_precision(5e-4, None, 80.0, 50.0, 40.0)
+    ((True, 50.0), (False, 50.0))
+    """
+    if single is None:
+        return False, t_step
+    if rel > above or (single and t_step + t_factor > room >= t_step):
+        return True, t_step
+    return False, t_step + (t_factor if single else 0.0)
+
+
 class BandBlocks:
     """``M = sum_y H_y^{-1}`` when every ``H_y`` is block tridiagonal in the order ``perm``.
 

@@ -42,6 +42,7 @@ verifies ``Q`` exactly.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -52,9 +53,10 @@ from scipy.linalg import lapack
 
 from ... import _heap
 from . import _lapack, _pool
-from ._band import REG, BandBlocks, band_order, ipm_workers, worker_pool
-from ._rows import (SharedRows, added, corrector_rows, in_parts, moved, moved_products, moved_products_sum,
-                    negated_products, pair_residual, parts_product, products_sum, row_parts, step_to_bound)
+from ._band import REG, BandBlocks, band_order, ipm_workers, next_precision, worker_pool
+from ._rows import (SharedRows, added, centring, corrector_rows, in_parts, moved, moved_products,
+                    moved_products_sum, negated_products, pair_residual, parts_product, products_sum, row_parts,
+                    step_to_bound)
 
 #: Gondzio's centrality correctors per iteration at most, with dense blocks
 GONDZIO = 3
@@ -275,22 +277,6 @@ def _schur_factor(lin, dq: np.ndarray, D: np.ndarray) -> np.ndarray:
         if not getattr(lin, "single", False):
             raise np.linalg.LinAlgError("linking Schur complement is not positive definite")
         lin.single = False
-
-
-def _centring(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """``max(clip(v, lo, hi) - v, -hi)`` in place of ``v``, in parts: Gondzio's correction
-    of the products ``v`` (no second array of pair rows: 0.5 GB on a 64×64 grid).
-
-    >>> _centring(np.array([0.05, 1.0, 50.0]), 0.1, 10.0)
-    array([  0.05,   0.  , -10.  ])
-    """
-    def part(sl):  # a piece of rows at a time (:func:`._rows.in_parts`): a small temporary
-        c = np.clip(v[sl], lo, hi)
-        c -= v[sl]
-        np.maximum(c, -hi, out=v[sl])
-
-    in_parts(v, part)
-    return v
 
 
 def _newton_system(A, AT, lin, Lm, q, s, pi, z, refine, residuals: list):
@@ -531,16 +517,10 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         now = time.perf_counter()
         if t_prev is not None:
             t_step = now - t_prev
-        # the next iteration takes about as long as the last, its factorisation up to twice
-        # as long when it is the first in double precision (the batched products' rate
-        # halves): unless that one would end after the deadline, where one more in single
-        # precision still fits (a 64×64 grid's run ended 19 s past 1 800 s)
-        t_next = t_step
-        single = isinstance(lin, BandBlocks) and (rel > SINGLE_ABOVE or (
-            lin.single and deadline is not None and now + t_step + t_factor_last > deadline))
-        if isinstance(lin, BandBlocks) and lin.single and not single:
-            t_next += t_factor_last
-        if deadline is not None and now + t_next > deadline:
+        room = math.inf if deadline is None else deadline - now
+        single, t_next = next_precision(rel, getattr(lin, "single", None), room, t_step, t_factor_last,
+                                        SINGLE_ABOVE)
+        if t_next > room:
             status, message = "time limit", f"time limit at relative gap {rel:.1e}"
             break
         t_prev = now
@@ -582,7 +562,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             vs = moved_products(s, d[1], tp, pi, d[3], td)
             lo, hi = 0.1 * target, 10.0 * target
             cq = np.maximum(np.clip(vq, lo, hi) - vq, -hi)
-            cs = _centring(vs, lo, hi)
+            cs = centring(vs, lo, hi)
             vs = None
             cor = newton(cq, cs, zero_k, consume=True)
             cs = None

@@ -193,6 +193,22 @@ def corrector_rows(target: float, s: np.ndarray, pi: np.ndarray, ds: np.ndarray,
     return dpi
 
 
+def centring(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``max(clip(v, lo, hi) - v, -hi)`` in place of ``v``, in parts: Gondzio's correction
+    of the products ``v`` (no second array of pair rows: 0.5 GB on a 64×64 grid).
+
+    >>> centring(np.array([0.05, 1.0, 50.0]), 0.1, 10.0)
+    array([  0.05,   0.  , -10.  ])
+    """
+    def part(sl):  # a piece of rows at a time (:func:`._rows.in_parts`): a small temporary
+        c = np.clip(v[sl], lo, hi)
+        c -= v[sl]
+        np.maximum(c, -hi, out=v[sl])
+
+    in_parts(v, part)
+    return v
+
+
 def step_to_bound(v: np.ndarray, dv: np.ndarray) -> float:
     """The largest ``t <= 1`` with ``v + t dv >= 0`` (``v > 0``): ``1 / max(1, max(-dv / v))``."""
     lows: list[float] = []
