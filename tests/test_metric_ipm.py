@@ -332,6 +332,21 @@ def test_auto_prefers_the_ipm_only_where_it_was_measured_to_win():
     assert ipm_preferred(E48, 2304) and not ipm_preferred(E48, 5 * 2304)
 
 
+def test_an_ipm_stopped_by_the_callers_limit_is_not_followed_by_the_decomposition(monkeypatch):
+    # what is left of the limit is kept for the checks after the solve
+    import mechopt.solvers.metric._decompose as decompose
+    import mechopt.solvers.metric._route as route
+
+    E, cost, doc = _problem(5, "grid", 9)
+    real = route.solve_metric_ipm
+    monkeypatch.setattr(route, "solve_metric_ipm", lambda E, cost, **kw: real(E, cost, time_limit=0.0))
+    tried = []
+    monkeypatch.setattr(decompose, "solve_metric_lp", lambda *a, **kw: tried.append(1))
+    res = mechopt.solve(doc, quiet=True, time_limit=60)
+    assert not tried and res.stats["method"] == "ipm" and "tried" not in res.stats
+    assert res.status == "feasible" and res.certificate.verified and res.bound <= _highs_optimum(E, cost) + 1e-9
+
+
 def test_auto_falls_back_to_the_decomposition_when_the_ipm_does_not_close_the_gap(monkeypatch):
     import mechopt.solvers.metric._route as route
 

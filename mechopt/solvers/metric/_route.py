@@ -366,9 +366,12 @@ def metric_labeled(notions, k: int, m: int, cost: np.ndarray, *, method: str = "
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     # after a relaxation or the output route the decomposition is not tried: on such
     # metrics it reached no bound in 20 minutes (docs/geo.md), and on 150 places from a
-    # map its block master took 20 s a round with no bound after 2 minutes
+    # map its block master took 20 s a round with no bound after 2 minutes. Nor after an
+    # IPM stopped by the caller's limit: what is left is kept for the checks after the
+    # solve (on a 64×64 grid the decomposition took it and 145 s more, and its bound was weak)
+    stopped = left is not None and bool(runs and runs[0][1].stats.get("time_limit_hit"))
     decompose = not runs or (method == "auto" and runs[0][0] == "ipm" and runs[0][1].status != "optimal"
-                             and (left is None or left > 1.0))
+                             and not stopped and (left is None or left > 1.0))
     if decompose and backend not in HIGHS_BACKENDS:
         if not runs:
             return None  # the requested back-end solves the whole LP
