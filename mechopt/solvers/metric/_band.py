@@ -190,8 +190,10 @@ def next_precision(rel: float, single: bool | None, room: float, t_step: float, 
 
     About as long as the last (``t_step``), its factorisation up to twice as long (the
     batched products' rate halves) if it is the first in double precision, at a relative
-    gap ``rel`` at most ``above`` (the IPM's ``SINGLE_ABOVE``) — unless that would not fit the ``room`` left and one more in
-    single precision would (a 64×64 grid's run ended 19 s past its 1 800 s limit).
+    gap ``rel`` at most ``above`` (the IPM's ``SINGLE_ABOVE``) — unless that would not fit
+    the ``room`` left and one more in single precision would (a safeguard for a time limit's
+    last iterations; the 64×64 runs that ended past 1 800 s did so for another reason, the
+    decomposition after the IPM, see :mod:`._route`).
 
     >>> next_precision(1e-2, True, 100.0, 50.0, 40.0), next_precision(5e-4, True, 100.0, 50.0, 40.0)
     ((True, 50.0), (False, 90.0))

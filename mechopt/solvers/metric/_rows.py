@@ -81,18 +81,20 @@ def moved(v: np.ndarray, dv: np.ndarray, t: float) -> np.ndarray:
     return out
 
 
+def _moved_product(out, sl, v, dv, tv, u, du, tu) -> np.ndarray:
+    """``(v + tv dv) * (u + tu du)`` on the rows ``sl``, into ``out`` (None: a new piece)."""
+    o = np.multiply(dv[sl], tv, out=None if out is None else out[sl])
+    o += v[sl]
+    x = du[sl] * tu
+    x += u[sl]
+    o *= x
+    return o
+
+
 def moved_products(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, du: np.ndarray, tu: float) -> np.ndarray:
     """``(v + tv dv) * (u + tu du)`` in one new array."""
     out = _pool.empty_like(v)
-
-    def part(sl):
-        o = np.multiply(dv[sl], tv, out=out[sl])
-        o += v[sl]
-        x = du[sl] * tu
-        x += u[sl]
-        o *= x
-
-    in_parts(v, part)
+    in_parts(v, lambda sl: _moved_product(out, sl, v, dv, tv, u, du, tu))
     return out
 
 
@@ -135,15 +137,7 @@ def moved_products_sum(v: np.ndarray, dv: np.ndarray, tv: float, u: np.ndarray, 
     >>> moved_products_sum(np.ones(3), np.ones(3), 1.0, np.ones(3), -np.ones(3), 0.5)
     3.0
     """
-    def term(sl):
-        o = dv[sl] * tv
-        o += v[sl]
-        x = du[sl] * tu
-        x += u[sl]
-        o *= x
-        return o
-
-    return piece_sum(v, term)
+    return piece_sum(v, lambda sl: _moved_product(None, sl, v, dv, tv, u, du, tu))
 
 
 def pair_residual(Aq: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -200,7 +194,7 @@ def centring(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
     >>> centring(np.array([0.05, 1.0, 50.0]), 0.1, 10.0)
     array([  0.05,   0.  , -10.  ])
     """
-    def part(sl):  # a piece of rows at a time (:func:`._rows.in_parts`): a small temporary
+    def part(sl):  # a piece of rows at a time (:func:`in_parts`): a small temporary
         c = np.clip(v[sl], lo, hi)
         c -= v[sl]
         np.maximum(c, -hi, out=v[sl])
