@@ -64,3 +64,17 @@ def test_snap_renormalises_rows_on_sparse_budgets():
     assert np.abs(S.sum(axis=1) - 1).max() <= 1e-12
     a, b = np.nonzero(np.isfinite(E) & ~np.eye(49, dtype=bool))
     assert np.all(S[a] <= np.exp(E[a, b])[:, None] * S[b] * (1 + 1e-9))
+
+
+def test_snap_keeps_its_least_rounds_past_the_deadline():
+    # a relaxation's channel: the deadline has passed, yet the first `least` rounds run
+    rng = np.random.default_rng(5)
+    xy = rng.uniform(0, 5, (30, 2))
+    E = 0.7 * np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    Q = rng.random((30, 30)) ** 6
+    Q /= Q.sum(axis=1, keepdims=True)
+    past = 0.0  # a time.perf_counter() value long gone
+    for least in (1, 3):
+        got = snap_to_cone(Q, E, rounds=50, deadline=past, least=least)
+        assert np.array_equal(got, snap_to_cone(Q, E, rounds=least))
+    assert not np.array_equal(snap_to_cone(Q, E, rounds=50, deadline=past, least=3), snap_to_cone(Q, E, rounds=50))
