@@ -16,6 +16,7 @@ import mechopt
 from mechopt.geo import Places
 from mechopt.solvers.metric._band import BandBlocks, band_order
 from mechopt.solvers.metric._ipm import DenseBlocks, OutputDenseBlocks, metric_ipm
+from mechopt.solvers.metric._parts import snap_to_cone
 from mechopt.solvers.metric._route import (relaxation_levels, safe_bound_from_duals, solve_metric_ipm,
                                            solve_metric_relaxed)
 
@@ -378,6 +379,23 @@ def test_relaxation_brackets_the_exact_optimum_and_its_channel_is_private(n, see
     assert mechopt.verify(res.mechanism.matrix, list(mechopt.load_problem(doc).notions)).verified
     assert res.bound <= opt * (1 + 1e-12) <= res.objective * (1 + 1e-12)
     assert res.status == ("optimal" if res.objective - res.bound <= 1e-7 * res.objective else "feasible")
+
+
+def test_a_relaxations_ipm_stops_once_the_lift_dominates_its_gap():
+    from mechopt.solvers.metric._route import LIFT_CHECK_FROM, LIFT_SHARE
+
+    E, cost, doc = _problem(7, "euclidean", 12)
+    opt = _highs_optimum(E, cost)
+    theta = relaxation_levels(E, E.shape[0])[0]
+    Er = np.where(E <= theta, E, np.inf)
+    full = solve_metric_ipm(Er, cost, rel_gap=1e-8)
+    early = solve_metric_ipm(Er, cost, rel_gap=1e-8, lift=E)
+    assert full.stats["lift_stop"] is None and early.stats["lift_stop"] <= LIFT_CHECK_FROM
+    assert early.stats["iterations"] < full.stats["iterations"]
+    # both bound the full optimum; stopping lost less of the bound than the lift adds
+    assert early.bound <= full.bound * (1 + 1e-12) <= opt * (1 + 1e-12)
+    lifted = float(np.sum(cost * snap_to_cone(early.Q, E, rounds=200, tol=1e-13)))
+    assert full.bound - early.bound <= 2 * LIFT_SHARE * (lifted - full.bound)
 
 
 def test_relaxation_levels_tighten_and_respect_the_band_rule():

@@ -82,3 +82,41 @@ def test_into_cone_mixes_the_least_share_of_the_exponential_mechanism(seed):
     t = float(np.linalg.lstsq((R - Q).reshape(-1, 1), (M - Q).reshape(-1), rcond=None)[0][0])
     less = (1 - 0.999 * t) * Q + 0.999 * t * R
     assert 0 < t < 1 and _worst_ratio(less, E) > 1 - 1e-12
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_channel_lifted_at_a_share_of_the_budgets_has_rows_in_twice_that_cone(seed):
+    # columns in the cone of beta E give row sums s with s[x] <= e^{beta E} s[x']: the
+    # renormalised rows are in the cone of 2 beta E (into_cone's targets)
+    from mechopt.solvers.metric._parts import _Lift
+
+    rng = np.random.default_rng(seed)
+    k = 13
+    E = _euclidean(k, seed)
+    Q = rng.random((k, 9)) ** 4
+    for beta in (0.3, 0.45):
+        L = _Lift(beta * E)(Q)
+        R = L / L.sum(axis=1, keepdims=True)
+        assert _worst_ratio(R, 2 * beta * E) <= 1 + 1e-12
+        assert _worst_ratio(R, E) < 1  # slack on every pair
+
+
+def test_into_cone_with_a_loss_keeps_the_cheapest_target():
+    from mechopt.solvers.metric._parts import exponential_start
+    from mechopt.solvers.metric._route import into_cone
+
+    better = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        k = 14
+        E = _euclidean(k, seed)
+        # a channel slightly outside the cone: a private one with a tenth of its entries raised
+        Q = exponential_start(E) * np.where(rng.random((k, k)) < 0.1, 1.5, 1.0)
+        Q /= Q.sum(axis=1, keepdims=True)
+        cost = rng.random((k, k))
+        M, M0 = into_cone(Q, E, cost), into_cone(Q, E)
+        assert np.allclose(M.sum(axis=1), 1.0, rtol=0, atol=1e-14)
+        assert _worst_ratio(M, E) <= 1.0 and verify(M, [ELDP(E)]).verified
+        assert np.sum(cost * M) <= np.sum(cost * M0) * (1 + 1e-12)
+        better += bool(np.sum(cost * M) < np.sum(cost * M0) * (1 - 1e-6))
+    assert better  # the lifted targets win on some of these channels

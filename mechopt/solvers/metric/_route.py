@@ -80,6 +80,13 @@ def finish_reserve(k: int, m: int, pairs: int, time_limit: float) -> float:
     return min(FINISH_S_PER_ENTRY * k * m + 5 * VERIFY_S_PER_PAIR_OUTPUT * pairs * m, 0.25 * time_limit)
 
 
+#: a relaxation's IPM stops once its gap is below this share of what the lift into the
+#: full cone adds to its iterate's loss (32×32 Euclidean: the lift adds ~2.5 %; the IPM
+#: went on from a gap of 1e-3 at iteration ~60 to 3e-8 at 126, 466 s, and left the lift
+#: 25 rounds), looked at every LIFT_EVERY iterates from a relative gap of LIFT_CHECK_FROM
+LIFT_SHARE, LIFT_EVERY, LIFT_CHECK_FROM = 0.05, 3, 1e-3
+
+
 def ipm_preferred(E: np.ndarray, m: int) -> bool:
     """Whether ``auto`` takes the IPM: where the benchmark shows it wins (docs/geo.md).
 
@@ -134,11 +141,15 @@ def lazy_preferred(E: np.ndarray, m: int) -> bool:
 
 
 def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
-                     progress: Callable | None = None) -> MetricLPResult:
+                     progress: Callable | None = None, lift: np.ndarray | None = None) -> MetricLPResult:
     """The labeled E-LDP LP by the structured IPM: a channel in the cone and a proven bound.
 
     Status ``optimal`` when ``objective - bound <= rel_gap |objective|``, else
-    ``feasible`` (time limit, stall) with that gap.
+    ``feasible`` (time limit, stall) with that gap. ``lift``: the full budgets when ``E``
+    is a relaxation of them; the IPM then also stops once its own gap is below
+    :data:`LIFT_SHARE` of what lifting its iterate into the full cone adds (looked at
+    every :data:`LIFT_EVERY` iterates from a relative gap of :data:`LIFT_CHECK_FROM`):
+    past that, iterations move the bound by less than the lift costs the channel.
 
     Examples
     --------
@@ -159,15 +170,29 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
     last: dict = {}
 
     def closes(Qi, mu, Pi, rel) -> bool:
+        dominated = False
+        if lift is not None and rel > rel_gap:
+            n = last["lift_checks"] = last.get("lift_checks", 0) + 1
+            if (n - 1) % LIFT_EVERY:
+                return False
+            relax = float(np.sum(cost * Qi))
+            lifted = float(np.sum(cost * snap_to_cone(np.maximum(Qi, 0.0), lift)))
+            if lifted - relax <= rel * abs(relax) / LIFT_SHARE:
+                return False
+            dominated = True
         # the exported channel pays a little more in the repair: ask for half the gap
         Qs = snap_to_cone(np.maximum(Qi, 0.0), E)
         obj = float(np.sum(cost * Qs))
         lb = safe_bound_from_duals(E, cost, a, b, mu, Pi)
         last.update(Q=Qs, objective=obj, bound=lb, checks=last.get("checks", 0) + 1)
+        if dominated:
+            last["lift_stop"] = rel
+            return math.isfinite(lb)
         return math.isfinite(lb) and obj - lb <= 0.5 * rel_gap * max(abs(obj), 1e-300)
 
     r = metric_ipm(cost, a, b, np.exp(E[a, b]), tol=min(IPM_TOL, 0.01 * rel_gap), deadline=deadline,
-                   progress=progress, enough=closes, check_below=rel_gap,
+                   progress=progress, enough=closes,
+                   check_below=rel_gap if lift is None else max(rel_gap, LIFT_CHECK_FROM),
                    q0=(lambda: exponential_start(E)) if cost.shape[1] == E.shape[0] else None)
     t = time.perf_counter()
     if "Q" in last and r.message.startswith("the caller's test"):
@@ -177,7 +202,7 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
         objective = float(np.sum(cost * Q))
         bound = safe_bound_from_duals(E, cost, a, b, r.mu, r.Pi)
     stats = dict(r.stats, ipm_status=r.status, snap_bound_s=time.perf_counter() - t, pairs_active=len(a),
-                 bound_checks=last.get("checks", 0),
+                 bound_checks=last.get("checks", 0), lift_stop=last.get("lift_stop"),
                  total_s=time.perf_counter() - t0, time_limit_hit=r.status == "time limit")
     closed = math.isfinite(bound) and objective - bound <= rel_gap * max(abs(objective), 1e-300)
     message = "" if closed else (f"{r.message}; " if r.message else "") + (
@@ -199,8 +224,12 @@ RELAX_LEVELS = 2
 SNAP_ROUNDS, SNAP_LEAST = 200, 25
 #: seconds a product of the dense lift takes (1 024 places and outputs: 0.55 s a round)
 SNAP_S_PER_PRODUCT = 6e-10
-#: ... and :func:`into_cone` (its exponential mechanism and its scan over every pair)
-MIX_S_PER_PRODUCT = 1e-8
+#: ... and :func:`into_cone` (its targets and a scan over every pair for each: 1 024 places
+#: and outputs, 3.5 s a target)
+MIX_S_PER_PRODUCT = 1.5e-8
+#: :func:`into_cone` also tries the channel lifted into the cone of these shares of the budgets
+#: (32×32 Euclidean, mixed losses 8.8084, 8.7907 and 8.7884 at 0.25, 0.4 and 0.45)
+INTO_SHARES = (0.3, 0.45)
 
 
 def relaxation_levels(E: np.ndarray, m: int, levels: int = 3) -> list[float]:
@@ -259,16 +288,26 @@ def relaxation_levels(E: np.ndarray, m: int, levels: int = 3) -> list[float]:
     return out
 
 
-def into_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
-    """``Q`` mixed with the least share of :func:`._parts.exponential_start` that puts every pair inside ``E``.
+def into_cone(Q: np.ndarray, E: np.ndarray, cost: np.ndarray | None = None) -> np.ndarray:
+    """``Q`` mixed with the least share of a target channel that puts every pair inside ``E``.
 
     Lift and renormalise (:func:`._parts.snap_to_cone`) may leave a relaxation's rows off by
     1e-4 (32×32 Euclidean places: ~7 % less a round, not 4×). The repair's uniform rows
     would pay for that with a large mixing (``t`` = 0.028: each broken entry is ~60
-    times the uniform one). The exponential mechanism's rows have slack on every pair on
-    the scale of the entries themselves (``e^{d/2}`` of ``e^d``), so a small share of them
-    suffices (:func:`..._repair.mixing_into_cone`; within a margin of 1e-12, which the
-    exact verifier proves without its exact path). ``Q`` unchanged if it holds already.
+    times the uniform one). A target with slack on every pair on the scale of ``Q``'s own
+    entries needs a small share (:func:`..._repair.mixing_into_cone`; within a margin of
+    1e-12, which the exact verifier proves without its exact path):
+
+    * :func:`._parts.exponential_start`, the exponential mechanism at half the budgets:
+      ``e^{d/2}`` of ``e^d``;
+    * with ``cost``, also ``Q`` itself with each column lifted into the cone of
+      ``beta E`` (:data:`INTO_SHARES`) and its rows renormalised: the row sums ``s`` of a
+      matrix whose columns are in that cone have ``s[x] <= e^{beta E[x, x']} s[x']``, so
+      the rows are in the cone of ``2 beta E``, with slack ``e^E - e^{2 beta E}`` where
+      ``Q`` has its mass (32×32 Euclidean, a relaxation's channel of loss 8.7825: 8.9200
+      with the exponential mechanism, 8.7884 with ``beta`` = 0.45).
+
+    The target whose mixture has the least ``cost`` is kept; ``Q`` unchanged if it holds already.
 
     Examples
     --------
@@ -280,13 +319,25 @@ def into_cone(Q: np.ndarray, E: np.ndarray) -> np.ndarray:
     (True, True)
     """
     from .._repair import mixing_into_cone
+    from ._parts import _Lift
 
-    R = exponential_start(E)
-    t = mixing_into_cone(Q, E, R)
+    targets = [exponential_start(E)]
+    t = mixing_into_cone(Q, E, targets[0])
     if t <= 0.0:
         return Q
-    t = min(t * (1 + 1e-6), 1.0)
-    return (1 - t) * Q + t * R
+    if cost is not None:
+        for beta in INTO_SHARES:
+            L = _Lift(beta * E)(Q)
+            targets.append(L / L.sum(axis=1, keepdims=True))
+    best, best_loss = None, math.inf
+    for i, R in enumerate(targets):
+        ti = t if i == 0 else mixing_into_cone(Q, E, R)
+        ti = min(ti * (1 + 1e-6), 1.0)
+        M = (1 - ti) * Q + ti * R
+        loss = 0.0 if cost is None else float(np.sum(cost * M))
+        if best is None or loss < best_loss:
+            best, best_loss = M, loss
+    return best
 
 
 def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
@@ -330,7 +381,7 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
         # the lift's rounds and the mixing after the IPM are kept out of its time (dense
         # E, 1 024 places and outputs: 0.55 s a round, 8.5 s the mixing)
         snap_s = (SNAP_LEAST * SNAP_S_PER_PRODUCT + MIX_S_PER_PRODUCT) * k * k * m if not _is_sparse(E) else 0.0
-        r = solve_metric_ipm(Er, cost, rel_gap=min(rel_gap, 1e-8), progress=progress,
+        r = solve_metric_ipm(Er, cost, rel_gap=min(rel_gap, 1e-8), progress=progress, lift=E,
                              time_limit=None if left is None else max(left - snap_s, 0.0))
         if r.Q is None:
             message = r.message
@@ -341,7 +392,7 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
         Q = snap_to_cone(r.Q, E, rounds=SNAP_ROUNDS, tol=1e-13, least=SNAP_LEAST,
                          deadline=None if time_limit is None else t0 + float(time_limit))
         if m == k:
-            Q = into_cone(Q, E)
+            Q = into_cone(Q, E, cost)
         obj = float(np.sum(cost * Q))
         runs.append({"theta": theta, "pairs": r.stats.get("pairs_active"), "block_size": r.stats.get("block_size"),
                      "objective": obj, "bound": r.bound, "s": time.perf_counter() - t})
