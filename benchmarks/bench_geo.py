@@ -80,13 +80,14 @@ def map_doc(k: int = 150, seed: int = SEED, eps: float = 2.0) -> dict:
 
 
 def _outputs_facts(r, t: float) -> dict:
-    """What a run of the outputs route reports: time, status, value, bound, effort."""
+    """What a run of the outputs route or on a map reports: time, status, value, bound, effort."""
     out = {"t": t, "status": r.status, "message": r.message}
     if r.ok:
         out.update(objective=r.objective, bound=r.bound, rel_gap=(r.gap / abs(r.objective)) if r.gap is not None else None,
                    verified=bool(r.certificate.verified), method=r.stats.get("method"),
                    iterations=r.stats.get("iterations"), outputs_used=r.stats.get("outputs_final"),
-                   rounds=len(r.stats.get("rounds", [])), pairs_active=r.stats.get("pairs_active"))
+                   rounds=len(r.stats.get("rounds", [])), pairs_active=r.stats.get("pairs_active"),
+                   block_size=r.stats.get("block_size"))
     return out
 
 

@@ -398,6 +398,36 @@ def test_a_relaxations_ipm_stops_once_the_lift_dominates_its_gap():
     assert full.bound - early.bound <= 2 * LIFT_SHARE * (lifted - full.bound)
 
 
+def test_places_with_no_threshold_level_relax_to_their_nearest_pairs():
+    # two dense clusters: the threshold that joins them keeps every pair inside each one
+    # (no band order), their nearest pairs have one; the relaxation brackets HiGHS's optimum
+    from mechopt.solvers.metric._route import neighbour_pairs
+
+    rng = np.random.default_rng(5)
+    xy = np.vstack([rng.normal(0, 1, (22, 2)), rng.normal(8, 1, (22, 2))])
+    k = len(xy)
+    D = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    E, cost = EPS * D, np.full(k, 1 / k)[:, None] * D**2
+    assert relaxation_levels(E, k) == []
+    keep = neighbour_pairs(E, k)
+    assert keep is not None and np.array_equal(keep, keep.T) and not keep.diagonal().any()
+    assert keep.sum() < k * (k - 1) / 2
+    from scipy.sparse.csgraph import connected_components
+
+    assert connected_components(sp.csr_matrix(keep), directed=False)[0] == 1
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_relaxed(E, cost, thetas=[keep])
+    assert r.stats["levels"][0]["theta"] == "neighbours"
+    assert r.bound <= opt * (1 + 1e-12) <= r.objective * (1 + 1e-12)
+    a, b, w = _pairs(E)
+    assert np.all(r.Q[a] <= w[:, None] * r.Q[b] * (1 + 1e-12))
+    doc = {"places": {"xy": xy.tolist()}, "privacy": [{"notion": "metric", "epsilon": EPS, "distance": "euclidean"}],
+           "objective": {"kind": "expected_loss", "loss": "squared", "prior": [1 / k] * k}}
+    res = mechopt.solve(doc, method="relax", quiet=True)
+    assert res.stats["method"] == "relax" and res.certificate.verified
+    assert res.bound <= opt * (1 + 1e-12) <= res.objective * (1 + 1e-12)
+
+
 def test_relaxation_levels_tighten_and_respect_the_band_rule():
     pl = Places.grid(12, 12)
     E = EPS * pl.distances("euclidean")
