@@ -19,7 +19,8 @@ are kept). Measured in docs/geo.md.
 
 When there are too many pairs for the IPM (a Euclidean metric on 400 places: ~100 000
 pairs per output not implied by others) and from 150 places, ``"auto"`` (and ``"relax"``) runs
-:func:`solve_metric_relaxed`: the IPM on the pairs of small budget only — fewer rows, so
+:func:`solve_metric_relaxed`: the IPM on the pairs of small budget only (places from a
+map: each place's nearest pairs, :func:`neighbour_pairs`) — fewer rows, so
 a *relaxation*, whose safe dual bound is a proven lower bound on the full problem —
 then lifts its channel into the full cone (:func:`._parts.snap_to_cone`, exact
 privacy for every pair), for a ``feasible`` answer with a proven gap (measured: 20×20
@@ -427,7 +428,7 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
         Er = np.where(E <= theta if np.isscalar(theta) else theta, E, np.inf)
         np.fill_diagonal(Er, 0.0)
         # the lift's rounds and the mixing after the IPM are kept out of its time (dense
-        # E, 1 024 places and outputs: 0.55 s a round, 8.5 s the mixing)
+        # E, 1 024 places and outputs: 0.55 s a round, ~11 s the mixing's three targets)
         snap_s = (SNAP_LEAST * SNAP_S_PER_PRODUCT + MIX_S_PER_PRODUCT) * k * k * m if not _is_sparse(E) else 0.0
         r = solve_metric_ipm(Er, cost, rel_gap=min(rel_gap, 1e-8), progress=progress, lift=E,
                              time_limit=None if left is None else max(left - snap_s, 0.0))
@@ -442,8 +443,8 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
         if m == k:
             Q = into_cone(Q, E, cost)
         obj = float(np.sum(cost * Q))
-        runs.append({"theta": float(theta) if np.isscalar(theta) else "neighbours", "pairs": r.stats.get("pairs_active"), "block_size": r.stats.get("block_size"),
-                     "objective": obj, "bound": r.bound, "s": time.perf_counter() - t})
+        runs.append({"theta": float(theta) if np.isscalar(theta) else "neighbours", "pairs": r.stats.get("pairs_active"),
+                     "block_size": r.stats.get("block_size"), "objective": obj, "bound": r.bound, "s": time.perf_counter() - t})
         if obj < best_obj:
             best_Q, best_obj = Q, obj
         best_bound = max(best_bound, r.bound)
