@@ -283,8 +283,8 @@ def _without_gap(message: str) -> str:
 
     The answer states one gap, its exported channel's (:func:`mechopt._settle.finish`).
 
-    >>> _without_gap("time limit: 1 of 2 relaxations; relaxations of 2 budget thresholds: proven relative gap 1.89e-02")
-    'time limit: 1 of 2 relaxations; relaxations of 2 budget thresholds'
+    >>> _without_gap("time limit: 1 of 2 relaxations; 2 relaxations: proven relative gap 1.89e-02")
+    'time limit: 1 of 2 relaxations; 2 relaxations'
     >>> _without_gap("iteration limit at relative gap 1.7e-07; proven relative gap 1.68e-07")
     'iteration limit'
     """

@@ -456,7 +456,7 @@ def solve_metric_relaxed(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e
     closed = best_obj - best_bound <= rel_gap * max(abs(best_obj), 1e-300)
     if not closed:
         message = (f"{message}; " if message else "") + (
-            f"relaxations of {len(runs)} budget thresholds: proven relative gap "
+            f"{len(runs)} relaxation{'s' if len(runs) > 1 else ''}: proven relative gap "
             f"{(best_obj - best_bound) / max(abs(best_obj), 1e-300):.2e}")
     return MetricLPResult("optimal" if closed else "feasible", best_Q, best_obj, best_bound, "" if closed else message,
                           {"levels": runs, "pairs_active": runs[-1]["pairs"], "block_size": runs[-1]["block_size"],
