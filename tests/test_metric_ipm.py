@@ -428,6 +428,28 @@ def test_places_with_no_threshold_level_relax_to_their_nearest_pairs():
     assert res.bound <= opt * (1 + 1e-12) <= res.objective * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("n,theta", [(6, 1.0), (7, 1.5), (8, 1.5), (9, 2.3)])
+def test_widened_pairs_stay_inside_the_band_and_enter_cheapest_first(n, theta):
+    from mechopt.solvers.metric._route import WIDEN_SHARE, widened
+
+    E = Places.grid(n, n).distances("euclidean")
+    k = n * n
+    base = (E > 0) & (E <= theta)
+    keep = widened(E, theta, k)
+    added = keep & ~base
+    assert np.all(keep >= base) and np.array_equal(keep, keep.T)
+    assert band_order(k, *np.nonzero(keep))[1] <= band_order(k, *np.nonzero(base))[1]
+    assert added.sum() <= WIDEN_SHARE * base.sum()
+    # cheapest first: every in-band pair left out costs at least what every added pair does
+    perm, bs = band_order(k, *np.nonzero(base))
+    pos = np.argsort(perm)
+    inside = [(x, y) for x in range(k) for y in range(k)
+              if x != y and not base[x, y] and abs(pos[x] - pos[y]) <= bs]
+    left = [E[x, y] for x, y in inside if not keep[x, y]]
+    if added.any() and left:
+        assert E[added].max() <= min(left)
+
+
 def test_relaxation_levels_tighten_and_respect_the_band_rule():
     pl = Places.grid(12, 12)
     E = EPS * pl.distances("euclidean")
