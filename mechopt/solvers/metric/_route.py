@@ -37,7 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._decompose import kept_budgets
-from ._parts import IPM_TOL, MetricLPResult, _is_sparse, _pairs, exponential_start, safe_bound_from_duals, snap_to_cone
+from ._parts import (IPM_TOL, MetricLPResult, _is_sparse, _Lift, _pairs, exponential_start, safe_bound_from_duals,
+                     snap_to_cone)
 
 #: ``auto`` considers the IPM over a growing set of outputs from this many places
 OUTPUTS_MIN_K = 300
@@ -176,8 +177,10 @@ def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, 
             n = last["lift_checks"] = last.get("lift_checks", 0) + 1
             if (n - 1) % LIFT_EVERY:
                 return False
+            if "lifter" not in last:
+                last["lifter"] = _Lift(lift)  # its shortest paths once, not at every look
             relax = float(np.sum(cost * Qi))
-            lifted = float(np.sum(cost * snap_to_cone(np.maximum(Qi, 0.0), lift)))
+            lifted = float(np.sum(cost * snap_to_cone(np.maximum(Qi, 0.0), last["lifter"])))
             if lifted - relax <= rel * abs(relax) / LIFT_SHARE:
                 return False
             dominated = True
@@ -415,7 +418,6 @@ def into_cone(Q: np.ndarray, E: np.ndarray, cost: np.ndarray | None = None) -> n
     (True, True)
     """
     from .._repair import mixing_into_cone
-    from ._parts import _Lift
 
     targets = [exponential_start(E)]
     t = mixing_into_cone(Q, E, targets[0])
