@@ -150,15 +150,15 @@ def _gap_words(gap: float, value: float, scale: float, rel_gap: float) -> str:
     """The note on an unproven export: the gap, its share of the value, and what the tolerance is judged on.
 
     The tolerance is judged against ``max(|value|, scale)`` (the objective's natural
-    range, :func:`mechopt.objectives.objective_scale`); where that range is far above the
+    range, :func:`mechopt.objectives.objective_scale`); where that range is above the
     value (a squared loss on a large grid), the share of the value is what a user reads.
 
     Examples
     --------
     >>> _gap_words(0.0132, 13.66, 1.0, 1e-7)
     'the proven gap 0.0132 (9.66e-04 of the value) is above the optimality tolerance 1e-07 (relative)'
-    >>> _gap_words(6.37, 7.568, 4418.0, 1e-7)
-    'the proven gap 6.37 (84.2 % of the value; 1.44e-03 of the objective scale 4.42e+03, against which the optimality tolerance 1e-07 is judged)'
+    >>> _gap_words(6.37, 7.568, 200.95, 1e-7)
+    'the proven gap 6.37 (84.2 % of the value; 3.17e-02 of the objective scale 201, against which the optimality tolerance 1e-07 is judged)'
     """
     share = gap / max(abs(value), 1e-300)
     if scale <= abs(value):

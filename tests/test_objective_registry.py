@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 
 import mechopt
 from mechopt import InputError, Mechanism, ObjectiveType, load_problem, register_objective, solve, verify
-from mechopt.objectives import REGISTRY, LabeledForm, Objective, objective_kinds
+from mechopt.objectives import REGISTRY, LabeledForm, Objective, objective_kinds, objective_scale
 
 BUILTIN = ["expected_loss", "mmse", "histogram_mse", "mutual_information", "bayes_risk", "estimation_variance",
            "worst_case_loss", "weighted"]
@@ -267,3 +267,25 @@ def test_the_docs_example_runs_twice_and_its_export_verifies(tmp_path, monkeypat
     assert ns["r"].status == "optimal"
     assert ns["r"].objective == pytest.approx(a.sum() - max(a.max(), a.sum() * e / (1 + e)), rel=1e-9)
     assert main(["verify", str(tmp_path / "weighted.json")]) == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_optimum_lies_in_the_prior_range_and_the_constant_one_at_its_top(seed):
+    rng = np.random.default_rng(seed)
+    k = 5
+    prior = rng.dirichlet(np.ones(k))
+    L = rng.uniform(0, 3, (k, k))
+    np.fill_diagonal(L, 0.0)
+    lo = sum(prior[x] * min(L[x]) for x in range(k))  # every input told apart
+    hi = min(sum(prior[x] * L[x, y] for x in range(k)) for y in range(k))  # one report for all
+    values = []
+    for eps in (0.0, 0.3, 1.0, 3.0):
+        doc = {"k": k, "privacy": [{"notion": "ldp", "epsilon": eps}],
+               "objective": {"kind": "expected_loss", "loss": L.tolist(), "prior": prior.tolist()}}
+        r = solve(doc, quiet=True)
+        assert r.status == "optimal"
+        assert lo - 1e-12 <= r.objective <= hi + 1e-9
+        values.append(r.objective)
+        scale = objective_scale(load_problem(doc).objective)
+    assert values[0] == pytest.approx(hi, abs=1e-9)  # eps = 0: only constant channels
+    assert scale == pytest.approx(hi - lo, rel=1e-12)

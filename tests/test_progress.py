@@ -109,7 +109,13 @@ def test_a_stopped_solve_states_one_gap_the_exported_channels():
     assert r.status == "feasible" and r.gap > 0
     assert "proven relative gap" not in r.message
     assert f"the proven gap {r.gap:.3g} (" in r.message
-    assert r.stats["relative_gap"] == pytest.approx(r.gap / max(r.objective, 32.0))  # scale: largest loss 4^2+4^2
+    # the scale: the prior's loss when every input reports the same place (the best such
+    # place), the range of the objective here (every place told apart costs 0)
+    doc = _grid_doc(5)
+    xy = [(i, j) for i in range(5) for j in range(5)]
+    spread = min(sum(p * ((x[0] - y[0]) ** 2 + (x[1] - y[1]) ** 2) for p, x in zip(doc["objective"]["prior"], xy))
+                 for y in xy)
+    assert r.stats["relative_gap"] == pytest.approx(r.gap / max(r.objective, spread))
 
 
 def test_column_generation_reports_the_objective_not_the_ray_utility():
@@ -151,3 +157,13 @@ def test_no_heartbeat_when_quiet():
     with progress_reports(None, False, stream=out, interval=0.01):
         time.sleep(0.1)
     assert out.getvalue() == ""
+
+
+def test_a_gap_small_against_the_largest_loss_but_not_the_value_is_not_optimal():
+    # squared distances on a 5 x 5 grid: the largest loss (32) is ~16x the prior's loss at the
+    # best single place; a relaxation's gap of ~1.7 % of that range is ~0.2 % of the largest
+    # loss, and a tolerance of 0.5 % must not call it optimal
+    r = mechopt.solve(_grid_doc(5), method="relax", gap=0.005, quiet=True)
+    assert r.gap / r.objective > 0.005 and r.gap / 32.0 < 0.005
+    assert r.status == "feasible"
+
