@@ -289,3 +289,21 @@ def test_every_optimum_lies_in_the_prior_range_and_the_constant_one_at_its_top(s
         scale = objective_scale(load_problem(doc).objective)
     assert values[0] == pytest.approx(hi, abs=1e-9)  # eps = 0: only constant channels
     assert scale == pytest.approx(hi - lo, rel=1e-12)
+
+
+def test_mmse_is_judged_against_the_prior_variance_so_a_shift_of_f_claims_nothing_more():
+    # MMSE does not change when f is shifted; the gap an `optimal` status allows must not
+    # grow with the shift (it did with E[f^2] as the scale: 5e-4 on a value of 3.07)
+    k = 8
+    prior = np.random.default_rng(1).dirichlet(np.ones(k))
+    f = np.arange(k, dtype=float)
+    var = float(sum(p * (v - prior @ f) ** 2 for p, v in zip(prior, f)))
+    values = []
+    for shift in (0.0, 1e4):
+        r = solve({"k": k, "outputs": "free", "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+                   "objective": {"kind": "mmse", "values": (f + shift).tolist(), "prior": prior.tolist()}}, quiet=True)
+        assert r.ok and r.gap is not None
+        if r.status == "optimal":
+            assert r.gap <= 1e-7 * max(abs(r.objective), var)
+        values.append(r.objective)
+    assert values[1] == pytest.approx(values[0], rel=1e-6)

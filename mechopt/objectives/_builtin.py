@@ -219,7 +219,11 @@ class MMSE(FreeObjective):
         return float(obj.prior @ obj.values**2), -1.0
 
     def scale(self, obj: Objective) -> float:
-        return float(obj.prior @ obj.values**2)
+        # the range over all channels: 0 (every input told apart) to the prior's variance of
+        # f (one report for all; MMSE does not change when f is shifted), else E[f^2]
+        mean = float(obj.prior @ obj.values)
+        var = float(obj.prior @ (obj.values - mean) ** 2)
+        return var if var > 0 else float(obj.prior @ obj.values**2)
 
     def spec_value(self, Q: np.ndarray, spec: dict, prior, labeled: bool) -> float | None:
         values = spec.get("values")
