@@ -307,3 +307,26 @@ def test_mmse_is_judged_against_the_prior_variance_so_a_shift_of_f_claims_nothin
             assert r.gap <= 1e-7 * max(abs(r.objective), var)
         values.append(r.objective)
     assert values[1] == pytest.approx(values[0], rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_worst_case_optimum_lies_in_its_range(seed):
+    rng = np.random.default_rng(100 + seed)
+    k = 4
+    L = rng.uniform(0, 3, (k, k))
+    np.fill_diagonal(L, 0.0)
+    prior = np.full(k, 1 / k)
+    lo = max(min(L[x]) for x in range(k))  # every channel's worst loss is at least this
+    hi = min(max(L[x, y] for x in range(k)) for y in range(k))  # the best channel with one report
+    # eps = 0: every row the same distribution r over reports, the game value min_r max_x (L r)_x
+    game = linprog(np.r_[np.zeros(k), 1.0], A_ub=np.c_[L, -np.ones(k)], b_ub=np.zeros(k),
+                   A_eq=np.r_[np.ones(k), 0.0][None], b_eq=[1.0], bounds=[(0, None)] * k + [(None, None)]).fun
+    for eps in (0.0, 0.5, 2.0):
+        doc = {"k": k, "privacy": [{"notion": "ldp", "epsilon": eps}],
+               "objective": {"kind": "worst_case_loss", "loss": L.tolist(), "prior": prior.tolist()}}
+        r = solve(doc, quiet=True)
+        assert r.status == "optimal"
+        assert lo - 1e-9 <= r.objective <= hi + 1e-9
+        if eps == 0.0:
+            assert r.objective == pytest.approx(game, abs=1e-8)
+    assert objective_scale(load_problem(doc).objective) == pytest.approx(hi - lo, rel=1e-12)

@@ -186,6 +186,16 @@ class WorstCaseLoss(LabeledLoss):
     def labeled_form(self, obj: Objective) -> LabeledForm:
         return LabeledForm(None, ((1.0, obj.loss),))
 
+    def scale(self, obj: Objective) -> float:
+        # a range holding every optimum: the worst loss of the best channel with one report,
+        # min_y max_x L(x, y) (feasible under every notion), down to max_x min_y L(x, y),
+        # below every channel's
+        L = obj.loss
+        if L is None or not L.size:
+            return 1.0
+        span = float(L.max(axis=0).min() - L.min(axis=1).max())
+        return span if span > 0 else float(np.max(np.abs(L)))
+
     def spec_value(self, Q: np.ndarray, spec: dict, prior, labeled: bool) -> float | None:
         raise InputError("objective.kind", f"objective {self.name!r} has no closed-form evaluation")
 

@@ -65,7 +65,7 @@ def objective_scale(obj: Objective) -> float:
     """The size of the objective's natural range, against which gaps are judged.
 
     The range of a prior-weighted loss (expected loss, Bayes risk: :func:`._builtin.prior_range`),
-    the largest loss (worst-case loss), the prior's variance of ``f`` (MMSE),
+    for the worst-case loss ``min_y max_x L(x, y) - max_x min_y L(x, y)``, the prior's variance of ``f`` (MMSE),
     1 (histogram MSE: a sum of probabilities), the prior's entropy (mutual information,
     nats). A relative gap ``gap / max(|value|, scale)`` then means the same for a loss in
     metres or in kilometres, and an objective near 0 is not judged against itself.
