@@ -72,10 +72,10 @@ class BuiltinObjective(ObjectiveType):
         return float(self.evaluate(Objective(self.name, P), Q))
 
 
-def prior_range(obj: Objective) -> float:
+def prior_range(P: np.ndarray, L: np.ndarray) -> float:
     """The range of a prior-weighted loss over all channels: the best value with no information
     (one report for every input, ``min_y sum_x P(x) L(x, y)``) minus the best with every input
-    told apart (``sum_x P(x) min_y L(x, y)``); ``max |L|`` where that range is 0.
+    told apart (``sum_x P(x) min_y L(x, y)``).
 
     Every optimum lies in this range, under any privacy notion: the second term is below
     every channel's loss, the first is a constant channel's, and every notion admits a
@@ -87,20 +87,15 @@ def prior_range(obj: Objective) -> float:
     --------
     >>> import numpy as np
     >>> L = (np.arange(4)[:, None] - np.arange(4)[None]) ** 2.0    # squared loss on a line
-    >>> prior_range(Objective("expected_loss", np.full(4, 0.25), loss=L))    # report 1 or 2 for all
+    >>> prior_range(np.full(4, 0.25), L)    # report 1 or 2 for all
     1.5
     """
-    L = obj.loss
-    if L is None or not L.size:
-        return 1.0
-    P = obj.prior
-    span = float((P @ L).min() - P @ L.min(axis=1))
-    return span if span > 0 else float(np.max(np.abs(L)))
+    return float((P @ L).min() - P @ L.min(axis=1))
 
 
 class LossObjective(BuiltinObjective):
-    """An objective on a loss matrix ``L`` (default ``hamming``), scaled by ``max |L|`` (the prior-weighted
-    ones: by :func:`prior_range`).
+    """An objective on a loss matrix ``L`` (default ``hamming``), scaled by the span of its
+    optima (:meth:`span`), or ``max |L|`` where that span is 0.
 
     ``unit`` (optional, a short text such as ``"km²"``) names the loss's unit for people;
     the places of :mod:`mechopt.geo` set it for the losses they build.
@@ -128,7 +123,15 @@ class LossObjective(BuiltinObjective):
         return out
 
     def scale(self, obj: Objective) -> float:
-        return float(np.max(np.abs(obj.loss))) if obj.loss is not None and obj.loss.size else 1.0
+        L = obj.loss
+        if L is None or not L.size:
+            return 1.0
+        span = self.span(obj, L)
+        return span if span > 0 else float(np.max(np.abs(L)))
+
+    def span(self, obj: Objective, L: np.ndarray) -> float:
+        """The width of a range holding every optimum (0: none known)."""
+        return 0.0
 
     def spec_loss(self, Q: np.ndarray, spec: dict) -> np.ndarray:
         return loss_matrix(spec.get("loss", "hamming"), Q.shape[0], values=spec.get("values"))
@@ -154,8 +157,8 @@ class ExpectedLoss(LabeledLoss):
     def labeled_form(self, obj: Objective) -> LabeledForm:
         return LabeledForm(obj.prior[:, None] * obj.loss, (), obj.loss)
 
-    def scale(self, obj: Objective) -> float:
-        return prior_range(obj)
+    def span(self, obj: Objective, L: np.ndarray) -> float:
+        return prior_range(obj.prior, L)
 
     def unit(self, loss: Any = None) -> str:
         return loss_unit(loss)
@@ -186,15 +189,10 @@ class WorstCaseLoss(LabeledLoss):
     def labeled_form(self, obj: Objective) -> LabeledForm:
         return LabeledForm(None, ((1.0, obj.loss),))
 
-    def scale(self, obj: Objective) -> float:
-        # a range holding every optimum: the worst loss of the best channel with one report,
-        # min_y max_x L(x, y) (feasible under every notion), down to max_x min_y L(x, y),
-        # below every channel's
-        L = obj.loss
-        if L is None or not L.size:
-            return 1.0
-        span = float(L.max(axis=0).min() - L.min(axis=1).max())
-        return span if span > 0 else float(np.max(np.abs(L)))
+    def span(self, obj: Objective, L: np.ndarray) -> float:
+        # the worst loss of the best channel with one report, min_y max_x L(x, y) (feasible
+        # under every notion), down to max_x min_y L(x, y), below every channel's
+        return float(L.max(axis=0).min() - L.min(axis=1).max())
 
     def spec_value(self, Q: np.ndarray, spec: dict, prior, labeled: bool) -> float | None:
         raise InputError("objective.kind", f"objective {self.name!r} has no closed-form evaluation")
@@ -311,8 +309,8 @@ class BayesRisk(FreeObjective, LossObjective):
     def offset_sign(self, obj: Objective) -> tuple[float, float]:
         return 0.0, -1.0
 
-    def scale(self, obj: Objective) -> float:
-        return prior_range(obj)
+    def span(self, obj: Objective, L: np.ndarray) -> float:
+        return prior_range(obj.prior, L)
 
     def unit(self, loss: Any = None) -> str:
         return "probability of a wrong guess" if (loss or "hamming") == "hamming" else loss_unit(loss)
