@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from ..backends._adapters import new_highs
 from ..backends._safe_bound import _U, Transposed, safe_lower_bound
 from ..labeled._structure import _closure
+from ._band import ipm_workers, worker_pool
 
 
 #: the IPM stops at this relative complementarity gap (the proven gap must reach the
@@ -362,8 +363,16 @@ class _Lift:
     def __call__(self, Q: np.ndarray) -> np.ndarray:
         if self.G is not None:
             out = Q.copy()
-            for x in range(Q.shape[0]):
-                np.maximum(out[x], (Q * self.G[:, x: x + 1]).max(axis=0), out=out[x])
+
+            def places(xs):  # numpy's products and maxima release Python's lock: in threads
+                for x in xs:
+                    np.maximum(out[x], (Q * self.G[:, x: x + 1]).max(axis=0), out=out[x])
+
+            n = min(ipm_workers(), Q.shape[0])
+            if n > 1 and Q.size >= 100_000:
+                list(worker_pool(n).map(places, [range(i, Q.shape[0], n) for i in range(n)]))
+            else:
+                places(range(Q.shape[0]))
             return out
         out = Q.copy()
         # columns are lifted independently: a zero column stays zero, and a column that
