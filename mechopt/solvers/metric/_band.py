@@ -277,6 +277,9 @@ class BandBlocks:
         self._spare: list = []
         #: form ``M``'s block rows in single precision (the factors and the solves stay double)
         self.single = False
+        #: ``entries(part)``: the filled slots of the outputs ``part`` (``Tc @ D[:, part]``), when
+        #: a caller forms them from rows of its own (:mod:`._heads`)
+        self.entries: Callable | None = None
         #: outputs a thread factors at a time: its two rows of inverse blocks within
         #: :data:`PART_BYTES` in double precision (64×64 grid: 166 outputs)
         self.most = int(np.clip(PART_BYTES // (2 * 8 * bs * self.kp), MIN_PART, MAX_PART))
@@ -350,7 +353,7 @@ class BandBlocks:
     def _factor_into(self, dq: np.ndarray, D: np.ndarray, part: slice, work: dict) -> np.ndarray:
         k, m = dq.shape
         nb, bs = self.nb, self.bs
-        Hc = self.Tc @ D
+        Hc = self.Tc @ D if self.entries is None else self.entries(part)
         Hc[self.drow[:k]] += dq[self.perm]
         Hc[self.drow[k:]] = 1.0
         sc = 1.0 / np.sqrt(Hc[self.drow])  # (kp, m)

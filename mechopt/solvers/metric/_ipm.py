@@ -41,6 +41,7 @@ verifies ``Q`` exactly.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
@@ -372,7 +373,8 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
                enough: Callable | None = None, check_below: float = 1e-7,
                linalg: str = "auto", gondzio: int | None = None, row_scale: str = "none",
                start: str = "centred", output: np.ndarray | None = None, warm: tuple | None = None,
-               save_at: float | None = None, q0: np.ndarray | Callable | None = None) -> IPMResult:
+               save_at: float | None = None, q0: np.ndarray | Callable | None = None,
+               heads: tuple | None = None) -> IPMResult:
     """Solve the labeled metric LP by a structured primal–dual interior-point method.
 
     Parameters
@@ -410,6 +412,10 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         The channel to start from in place of ``q = 1/m`` (e.g. :func:`._parts.exponential_start`),
         the duals centred on it as ``start`` says; taken only if it holds every pair row
         strictly (``s > 0``), else the run starts from ``1/m``.
+    heads : tuple ``(perm, bs, most)``, optional
+        With ``output``: a band order of the near pairs; each output's pairs farther apart
+        in it are covered by at most ``most`` head places (:class:`._heads.OutputBandHeads`,
+        ``O(k^2 (bs + h))`` an output instead of ``k^3``; dense blocks if one needs more).
     save_at : float, optional
         Keep a copy of the first iterate at a relative gap ``<= save_at`` in
         ``stats["saved"]`` (``(q, s, mu, pi, z, rel)``, the form ``warm`` takes).
@@ -447,7 +453,13 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         output = np.asarray(output, np.int64)
         A = OutputRows(k, m, a, b, output, ca, cb)
         AT = A.T
-        lin = OutputDenseBlocks(k, m, a, b, output, ca, cb)
+        lin = None
+        if heads is not None:
+            from ._heads import OutputBandHeads, TooManyHeads
+            with contextlib.suppress(TooManyHeads):
+                lin = OutputBandHeads(k, m, a, b, output, ca, cb, *heads)
+        if lin is None:
+            lin = OutputDenseBlocks(k, m, a, b, output, ca, cb)
     if gondzio is None:
         gondzio = GONDZIO_BAND if isinstance(lin, BandBlocks) else GONDZIO
 

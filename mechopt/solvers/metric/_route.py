@@ -60,6 +60,8 @@ IPM_DENSE_MAX_K = 150
 #: 3.4e-5, the relaxations 2.3 % in 232 s)
 LAZY_MIN_K = 100
 LAZY_MAX_K = 600
+#: ... and past it up to this many with band blocks but for each output's heads (docs/geo.md)
+LAZY_HEADS_MAX_K = 1200
 
 
 #: what a time limit keeps back for what follows the solve, per channel entry (the
@@ -131,15 +133,19 @@ def lazy_preferred(E: np.ndarray, m: int) -> bool:
     For places without a grid's structure (no band order with block size ``<= k / 4``)
     from :data:`LAZY_MIN_K` to :data:`LAZY_MAX_K` places (measured on 150 places from a
     map, docs/geo.md: the IPM over every pair stalls, over a growing set of outputs it
-    took ~300 iterations).
+    took ~300 iterations), and up to :data:`LAZY_HEADS_MAX_K` where :func:`._heads.whole_band`.
     """
     from ._band import band_order
 
     k = E.shape[0]
-    if not LAZY_MIN_K <= k <= LAZY_MAX_K or m != k:
+    if not LAZY_MIN_K <= k <= LAZY_HEADS_MAX_K or m != k:
         return False
     a, b = _pairs(E)
-    return 4 * band_order(k, a, b)[1] > k
+    if 4 * band_order(k, a, b)[1] <= k:
+        return False
+    from ._heads import whole_band
+
+    return k <= LAZY_MAX_K or whole_band(E)
 
 
 def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
