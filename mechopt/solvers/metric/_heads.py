@@ -183,11 +183,12 @@ class OutputBandHeads:
         near_rows, j_near = near_rows[by], j_near[by]
         per = np.diff(Tc.indptr)[j_near]
         at = np.repeat(Tc.indptr[j_near], per) + (np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per))
-        self.e_slot = Tc.indices[at].astype(np.int64)
+        # (32-bit indices: 1 000 places from a map hold 5·10⁷ such terms)
+        self.e_slot = Tc.indices[at].astype(np.int32)
         self.e_coef = Tc.data[at]
-        self.e_row = np.repeat(near_rows, per).astype(np.int64)
+        self.e_row = np.repeat(near_rows, per).astype(np.int32)
         e_y = np.repeat(y[near_rows], per)
-        self.e_y = e_y.astype(np.int64)
+        self.e_y = e_y.astype(np.int32)
         self.e_first = np.searchsorted(e_y, np.arange(m + 1))
         self.n_slots = Tc.shape[0]
         self.band.entries = self._entries
@@ -265,7 +266,7 @@ class OutputBandHeads:
     def _entries(self, part: slice) -> np.ndarray:
         lo, hi = self.e_first[part.start], self.e_first[part.stop]
         n = part.stop - part.start
-        at = self.e_slot[lo:hi] * n + (self.e_y[lo:hi] - part.start)
+        at = self.e_slot[lo:hi].astype(np.int64) * n + (self.e_y[lo:hi] - part.start)
         w = self.e_coef[lo:hi] * self._D[self.e_row[lo:hi]]
         return np.bincount(at, weights=w, minlength=self.n_slots * n).reshape(self.n_slots, n)
 
