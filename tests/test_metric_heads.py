@@ -183,3 +183,23 @@ def test_lazy_rounds_on_band_and_heads_blocks_reach_the_all_pairs_optimum(monkey
     assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
     W = np.exp(E)
     assert np.all(r.Q[:, None, :] <= W[:, :, None] * r.Q[None, :, :] * (1 + 1e-9) + 1e-15)
+
+
+def test_auto_takes_the_heads_past_dense_blocks_only_where_the_relaxations_have_no_level():
+    from benchmarks.bench_geo import map_doc
+    from mechopt.solvers.metric._route import LAZY_HEADS_MAX_K, LAZY_MAX_K, lazy_preferred, relaxation_levels
+
+    def places(k):  # the benchmark's places from a map: haversine km, eps = 2 per km
+        lat, lon = np.radians(np.array(map_doc(k)["places"]["latlon"])).T
+        h = (np.sin((lat[:, None] - lat[None]) / 2) ** 2
+             + np.cos(lat[:, None]) * np.cos(lat[None]) * np.sin((lon[:, None] - lon[None]) / 2) ** 2)
+        return 2.0 * 2 * 6371.0088 * np.arcsin(np.sqrt(np.minimum(h, 1.0)))
+
+    n = 27  # a grid past LAZY_MAX_K: it has threshold levels, the relaxations keep it
+    g = np.array([(i, j) for i in range(n) for j in range(n)], dtype=float)
+    grid = np.sqrt(((g[:, None] - g[None]) ** 2).sum(-1))
+    assert LAZY_MAX_K < n * n <= LAZY_HEADS_MAX_K
+    E = places(800)
+    assert not relaxation_levels(E, 800) and lazy_preferred(E, 800)
+    assert relaxation_levels(grid, n * n) and not lazy_preferred(grid, n * n)
+    assert not lazy_preferred(places(LAZY_HEADS_MAX_K + 1), LAZY_HEADS_MAX_K + 1)

@@ -96,25 +96,21 @@ def heads_band(k: int, a: np.ndarray, b: np.ndarray, order: tuple | None = None)
     return perm, narrow, (a[apart > narrow], b[apart > narrow])
 
 
-def whole_band(E: np.ndarray) -> bool:
-    """Whether the cheapest pairs of ``E`` (:func:`._parts.base_pairs`) have a band order of
-    block size ``<= k / 2`` that :func:`heads_band` does not narrow.
-
-    Where ``auto`` takes the lazy pairs past dense blocks' reach (``_route.lazy_preferred``),
-    measured in docs/geo.md: 1 000 places from a map (block size 93) prove 2.3 % in 600 s
-    against 8.9 % for the relaxations; a 32×32 Euclidean grid, whose band is narrowed, 1.5 %
-    with a channel 0.8 % worse than the relaxations' (1.85 %), which it keeps.
+def banded_base(E: np.ndarray) -> bool:
+    """Whether the cheapest pairs of ``E`` (:func:`._parts.base_pairs`, the lazy route's
+    start) have a band order of block size ``<= k / 2``: the lazy route's blocks are then
+    band blocks but for the heads (``_lazy.HEADS_FROM``), else dense.
 
     >>> xy = np.random.default_rng(0).uniform(0, 10, (300, 2))      # scattered places
-    >>> whole_band(np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1)))
+    >>> banded_base(np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1)))
     True
     """
+    from ._band import band_order
     from ._parts import base_pairs
 
     k = E.shape[0]
     a, b = np.nonzero(base_pairs(E))
-    perm, bs, wide = heads_band(k, a, b)
-    return 2 * bs <= k and not len(wide[0])
+    return len(a) > 0 and 2 * band_order(k, a, b)[1] <= k
 
 
 class TooManyHeads(ValueError):

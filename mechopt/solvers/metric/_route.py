@@ -61,7 +61,7 @@ IPM_DENSE_MAX_K = 150
 LAZY_MIN_K = 100
 LAZY_MAX_K = 600
 #: ... and past it up to this many with band blocks but for each output's heads (docs/geo.md)
-LAZY_HEADS_MAX_K = 1200
+LAZY_HEADS_MAX_K = 1000
 
 
 #: what a time limit keeps back for what follows the solve, per channel entry (the
@@ -133,7 +133,8 @@ def lazy_preferred(E: np.ndarray, m: int) -> bool:
     For places without a grid's structure (no band order with block size ``<= k / 4``)
     from :data:`LAZY_MIN_K` to :data:`LAZY_MAX_K` places (measured on 150 places from a
     map, docs/geo.md: the IPM over every pair stalls, over a growing set of outputs it
-    took ~300 iterations), and up to :data:`LAZY_HEADS_MAX_K` where :func:`._heads.whole_band`.
+    took ~300 iterations), and up to :data:`LAZY_HEADS_MAX_K` where the relaxations have no
+    threshold level (places from a map, :mod:`._heads`).
     """
     from ._band import band_order
 
@@ -143,9 +144,10 @@ def lazy_preferred(E: np.ndarray, m: int) -> bool:
     a, b = _pairs(E)
     if 4 * band_order(k, a, b)[1] <= k:
         return False
-    from ._heads import whole_band
+    from ._heads import banded_base
 
-    return k <= LAZY_MAX_K or whole_band(E)
+    # past dense blocks: heads where the relaxations have no threshold level (docs/geo.md)
+    return k <= LAZY_MAX_K or (banded_base(E) and not relaxation_levels(E, m, RELAX_LEVELS))
 
 
 def solve_metric_ipm(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7, time_limit: float | None = None,
