@@ -209,6 +209,21 @@ def test_time_limit_gives_a_channel_and_a_valid_bound():
     assert r.bound <= opt + 1e-12 * opt
 
 
+def test_no_round_starts_without_room_for_it_and_the_bound_stays_valid(monkeypatch):
+    # a limit far beyond the solve, but no room for any next round: one round, then stop
+    import mechopt.solvers.metric._lazy as lazy
+
+    monkeypatch.setattr(lazy, "ROUND_ROOM", 1e9)
+    E, cost, _ = _irregular(30, 4)
+    opt = _highs_optimum(E, cost)
+    r = solve_metric_lazy(E, cost, time_limit=3600.0)
+    assert len(r.stats["rounds"]) == 1 and r.stats["time_limit_hit"]
+    assert r.Q is not None and r.objective >= opt * (1 - 1e-9)
+    assert r.bound <= opt + 1e-12 * opt
+    full = solve_metric_lazy(E, cost, time_limit=None)
+    assert len(full.stats["rounds"]) > 1
+
+
 @pytest.mark.parametrize("k, seed, eps", [(30, 4, 2.0), (40, 5, 0.7), (60, 6, 0.7)])
 def test_rounds_started_from_the_last_iterate_reach_the_all_pairs_optimum(monkeypatch, k, seed, eps):
     import mechopt.solvers.metric._lazy as lazy
