@@ -495,17 +495,39 @@ class BandBlocks:
         return x
 
     def _solve_general(self, v: np.ndarray, part: slice) -> np.ndarray:
+        return self.forward_back(v, part)[1]
+
+    def forward_back(self, v: np.ndarray, part: slice) -> tuple[np.ndarray, np.ndarray]:
+        """``(u, x)``: ``u = L^{-1} v`` and ``x = L^{-T} u`` for the outputs ``part`` (``v``:
+        (nb, outputs, bs, columns), scaled as :meth:`solve` scales it; any number of columns)."""
         nb = self.nb
-        W, Y = self.W[:, part], self.Y[:, part]
+        W = self.W[:, part]
         # forward: u_i = W_i (v_i - Y_{i-1}' u_{i-1}); backward: x_i = W_i' (u_i - Y_i x_{i+1})
         # (a solve reads every W and Y twice, as it would the products W_i Y_{i-1}' and
-        # W_i' Y_i: forming them would cost a gigabyte each on 2 000 street intersections)
+        # W_i' Y_i: forming them would cost a gigabyte each on 2 000 street intersections);
+        # with every B_i diagonal, Y_i = W_i B_i
+        if self.diagonal:
+            bt = self.bt[:, part, :, None]
+
+            def Yt_u(i, u):  # Y_i' u
+                return bt[i] * (W[i].transpose(0, 2, 1) @ u)
+
+            def Y_x(i, x):  # Y_i x
+                return W[i] @ (bt[i] * x)
+        else:
+            Y = self.Y[:, part]
+
+            def Yt_u(i, u):
+                return Y[i].transpose(0, 2, 1) @ u
+
+            def Y_x(i, x):
+                return Y[i] @ x
         u = np.empty_like(v)
         u[0] = W[0] @ v[0]
         for i in range(1, nb):
-            u[i] = W[i] @ (v[i] - Y[i - 1].transpose(0, 2, 1) @ u[i - 1])
+            u[i] = W[i] @ (v[i] - Yt_u(i - 1, u[i - 1]))
         x = np.empty_like(u)
         x[nb - 1] = W[nb - 1].transpose(0, 2, 1) @ u[nb - 1]
         for i in range(nb - 2, -1, -1):
-            x[i] = W[i].transpose(0, 2, 1) @ (u[i] - Y[i] @ x[i + 1])
-        return x
+            x[i] = W[i].transpose(0, 2, 1) @ (u[i] - Y_x(i, x[i + 1]))
+        return u, x

@@ -35,31 +35,6 @@ from ._band import REG, BandBlocks, _each_part, _tri_inv, ipm_workers, worker_po
 HEAD_DIAG = 1e200
 
 
-def _forward_back(band: BandBlocks, v: np.ndarray, part: slice) -> tuple[np.ndarray, np.ndarray]:
-    """``(u, x)``: ``u = L^{-1} v`` and ``x = L^{-T} u`` for the outputs ``part`` of a factored
-    :class:`._band.BandBlocks` (``v``: (nb, outputs, bs, h), scaled as its solves scale)."""
-    nb = band.nb
-    W = band.W[:, part]
-    u = np.empty_like(v)
-    x = np.empty_like(v)
-    u[0] = W[0] @ v[0]
-    if band.diagonal:
-        bt = band.bt[:, part, :, None]
-        for i in range(1, nb):
-            u[i] = W[i] @ (v[i] - bt[i - 1] * (W[i - 1].transpose(0, 2, 1) @ u[i - 1]))
-        x[nb - 1] = W[nb - 1].transpose(0, 2, 1) @ u[nb - 1]
-        for i in range(nb - 2, -1, -1):
-            x[i] = W[i].transpose(0, 2, 1) @ (u[i] - W[i] @ (bt[i] * x[i + 1]))
-    else:
-        Y = band.Y[:, part]
-        for i in range(1, nb):
-            u[i] = W[i] @ (v[i] - Y[i - 1].transpose(0, 2, 1) @ u[i - 1])
-        x[nb - 1] = W[nb - 1].transpose(0, 2, 1) @ u[nb - 1]
-        for i in range(nb - 2, -1, -1):
-            x[i] = W[i].transpose(0, 2, 1) @ (u[i] - Y[i] @ x[i + 1])
-    return u, x
-
-
 def _each_thread(n: int, work) -> list:
     """``[work(i) for i in range(n)]`` in the IPM's ``n`` threads."""
     return [work(0)] if n == 1 else list(worker_pool(n).map(work, range(n)))
@@ -280,7 +255,7 @@ class OutputBandHeads:
             v = np.zeros((band.kp, n, hh))
             v[:k] = R[sl].transpose(1, 0, 2)[band.perm]
             v = v.reshape(nb, bs, n, hh).transpose(0, 2, 1, 3) * scb[..., None]
-            u, x = _forward_back(band, v, sl)
+            u, x = band.forward_back(v, sl)
             yy[sl] = np.einsum("inbh,inbg->nhg", u, u)
             x = (x * scb[..., None]).transpose(0, 2, 1, 3).reshape(band.kp, n, hh)[:k]
             out[sl] = x[band.inv].transpose(1, 0, 2)

@@ -379,6 +379,8 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
         base[wide] = False  # (left to the rounds)
         a0, b0 = np.nonzero(base)
         heads = (perm, bs, int(HEADS_SHARE * k))
+        place_at = np.empty(k, np.int64)  # each place's position in the band order
+        place_at[perm] = np.arange(k)
     early_gap = EARLY_GAP if heads is None else EARLY_GAP_HEADS
     keep = np.repeat(base[None], m, axis=0)
     if not shared:
@@ -481,9 +483,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
         if closed or late:
             pass  # (no pairs to look for: on 1 024 places that pass takes ~15 s)
         elif heads is not None:
-            inv = np.empty(k, np.int64)
-            inv[heads[0]] = np.arange(k)
-            new = pairs_to_add(r.Q, G, keep[S], inv, heads[1], rel=VIOLATION, top=TOP, near=NEAR, star=STAR)
+            new = pairs_to_add(r.Q, G, keep[S], place_at, heads[1], rel=VIOLATION, top=TOP, near=NEAR, star=STAR)
         else:
             new = violated_pairs(r.Q, G, keep[S], top=TOP, near=NEAR)
         n_new = 0 if new is None else int(new.sum())
