@@ -257,13 +257,12 @@ class OutputDenseBlocks(DenseBlocks):
 
 
 def choose_linalg(k: int, a: np.ndarray, b: np.ndarray, ca, cb, kind: str = "auto"):
-    """:class:`BandBlocks` when an order with block size ``<= k / 2`` exists, else :class:`DenseBlocks`.
-
-    Band: about ``bs k^2`` operations per output (the inverse's block rows); dense: ``k^3``.
-    """
-    if kind in ("auto", "band"):
-        perm, bs = band_order(k, a, b)
-        if kind == "band" or 2 * bs <= k:
+    """:class:`BandBlocks` when an order with block size ``<= k / 2`` exists (or ``kind`` is
+    one, ``(perm, bs)``), else :class:`DenseBlocks`. Band: about ``bs k^2`` operations per
+    output (the inverse's block rows); dense: ``k^3``."""
+    if kind in ("auto", "band") or not isinstance(kind, str):
+        perm, bs = band_order(k, a, b) if isinstance(kind, str) else kind
+        if kind != "auto" or 2 * bs <= k:
             return BandBlocks(k, a, b, ca, cb, perm, bs)
     return DenseBlocks(k, a, b, ca, cb)
 
@@ -392,7 +391,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
         Asked at every iterate whose relative gap ``rel`` is ``<= check_below``; ``True`` stops the
         run (e.g. a proven bound from these duals already closes the caller's gap: the
         last iterations to ``tol`` cost the most on large grids).
-    linalg : ``"auto"``, ``"dense"`` or ``"band"``
+    linalg : ``"auto"``, ``"dense"``, ``"band"`` or a band order ``(perm, bs)``
     gondzio : int, optional
         Centrality correctors per iteration at most: default :data:`GONDZIO` (dense blocks)
         or :data:`GONDZIO_BAND` (band blocks, where a solve costs ``1/k`` of a factorisation).
@@ -537,7 +536,7 @@ def metric_ipm(cost: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray, *,
             break
         t_prev = now
         tt = time.perf_counter()
-        if isinstance(lin, BandBlocks):
+        if hasattr(lin, "single"):  # band blocks, and heads' band part
             lin.single = single
         try:
             Lm = _schur_factor(lin, z / q, np.divide(pi, s, out=_pool.empty_like(s)))

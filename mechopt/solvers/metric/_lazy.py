@@ -456,7 +456,7 @@ def solve_metric_lazy(E: np.ndarray, cost: np.ndarray, *, rel_gap: float = 1e-7,
             if first_shared:
                 # every output's rows are the base pairs: (P0, m) duals, listed output by output
                 # as np.nonzero(keep[S]) lists the rows
-                r = metric_ipm(cS, a0, b0, np.exp(E[a0, b0]), **kw)
+                r = metric_ipm(cS, a0, b0, np.exp(E[a0, b0]), linalg="auto" if heads is None else heads[:2], **kw)
                 r.Pi = r.Pi.T.ravel()
             else:
                 r = metric_ipm(cS, a, b, w, output=y, warm=warm, save_at=WARM_AT if final else None, heads=heads, **kw)
