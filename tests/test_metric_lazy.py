@@ -224,6 +224,21 @@ def test_no_round_starts_without_room_for_it_and_the_bound_stays_valid(monkeypat
     assert len(full.stats["rounds"]) > 1
 
 
+def test_a_round_without_time_for_a_next_one_runs_on_and_the_result_stays_exact(monkeypatch):
+    # no time for any next round (as near a limit): no round stops at the early gap or
+    # for pairs to add, each solves its relaxation to the IPM's tolerance
+    import mechopt.solvers.metric._lazy as lazy
+
+    E, cost, _ = _irregular(30, 4)
+    opt = _highs_optimum(E, cost)
+    usual = solve_metric_lazy(E, cost, time_limit=3600.0)
+    monkeypatch.setattr(lazy, "NEXT_ROUND", 1e9)
+    r = solve_metric_lazy(E, cost, time_limit=3600.0)
+    assert r.stats["rounds"][0]["iterations"] > usual.stats["rounds"][0]["iterations"]
+    assert all(x["ipm_status"] == "optimal" for x in r.stats["rounds"])
+    assert r.status == "optimal" and abs(r.objective - opt) <= 1e-7 * opt and r.bound <= opt * (1 + 1e-12)
+
+
 @pytest.mark.parametrize("k, seed, eps", [(30, 4, 2.0), (40, 5, 0.7), (60, 6, 0.7)])
 def test_rounds_started_from_the_last_iterate_reach_the_all_pairs_optimum(monkeypatch, k, seed, eps):
     import mechopt.solvers.metric._lazy as lazy
