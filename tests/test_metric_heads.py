@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mechopt.solvers.metric._band import band_order
-from mechopt.solvers.metric._heads import OutputBandHeads, TooManyHeads, cover, pairs_to_add
+from mechopt.solvers.metric._heads import (OutputBandHeads, TooManyHeads, cover, fiedler_order, heads_band,
+                                           pairs_to_add)
 from mechopt.solvers.metric._ipm import metric_ipm
 from mechopt.solvers.metric._lazy import base_pairs, violated_pairs
 
@@ -213,3 +214,44 @@ def test_auto_takes_the_heads_past_dense_blocks_only_where_the_relaxations_have_
     assert not relaxation_levels(E, 800) and lazy_preferred(E, 800)
     assert relaxation_levels(grid, n * n) and not lazy_preferred(grid, n * n)
     assert not lazy_preferred(places(LAZY_HEADS_MAX_K + 1), LAZY_HEADS_MAX_K + 1)
+
+
+def _apart(perm, a, b):
+    inv = np.empty(len(perm), np.int64)
+    inv[perm] = np.arange(len(perm))
+    return np.abs(inv[a] - inv[b])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 120), st.integers(0, 2**31 - 1))
+def test_the_fiedler_order_is_an_order_of_the_places_and_says_its_band(k, seed):
+    # clustered places, each with its cheapest pairs: the order is a permutation and its
+    # band the largest distance of a pair in it; not connected: no order
+    rng = np.random.default_rng(seed)
+    xy = np.vstack([rng.normal(c, 0.3, (k // 3 + 1, 2)) for c in rng.uniform(0, 5, (3, 2))])[:k]
+    a, b = np.nonzero(base_pairs(np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))))
+    got = fiedler_order(k, a, b)
+    if got is None:
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import connected_components
+        assert connected_components(csr_matrix((np.ones(len(a)), (a, b)), shape=(k, k)), directed=False)[0] > 1
+        return
+    perm, bw = got
+    assert sorted(perm.tolist()) == list(range(k))
+    assert bw == max(int(_apart(perm, a, b).max()), 1)
+    assert fiedler_order(2 * k, np.r_[a, a + k], np.r_[b, b + k]) is None  # two copies, apart
+
+
+def test_the_heads_band_holds_every_pair_but_those_it_leaves_out_and_is_no_wider_than_either_order():
+    rng = np.random.default_rng(7)
+    xy = np.vstack([rng.normal(c, 0.4, (60, 2)) for c in rng.uniform(0, 2, (4, 2))])
+    k = len(xy)
+    a, b = np.nonzero(base_pairs(np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))))
+    order, fiedler = band_order(k, a, b), fiedler_order(k, a, b)
+    assert fiedler is not None  # (the clusters overlap: one connected graph)
+    perm, bs, (wa, wb) = heads_band(k, a, b, order)
+    out = set(zip(wa.tolist(), wb.tolist()))
+    inside = np.array([(p, q) not in out for p, q in zip(a.tolist(), b.tolist())])
+    assert _apart(perm, a[inside], b[inside]).max() <= bs < _apart(perm, wa, wb).min(initial=k)
+    assert len(out) <= 0.05 * len(a) + 1
+    assert bs <= order[1] and bs <= fiedler[1]
