@@ -101,9 +101,9 @@ def heads_band(k: int, a: np.ndarray, b: np.ndarray, order: tuple | None = None)
     of the pairs when that is at most 3/4 of its full one: on a grid the border places'
     pairs two rows apart double the band's width (32×32, Euclidean: 66 → 33, 3.2 % of the
     pairs); 1 000 places from a map: 75 in the Fiedler order against 93, neither narrowed
-    (the places' Fiedler order alone holds 95 % of the pairs within 58, but a first round
-    without the other 5 % left a weaker bound: 6.8 % against 3.7 % at 600 s). ``wide``: the index arrays ``(a, b)`` of the pairs
-    left out (empty when the band is not narrowed).
+    (the places' Fiedler vector alone holds 95 % of the pairs within 58, but a first round
+    without the other 5 % left a weaker bound: 6.8 % against 3.8 % at 600 s). ``wide``:
+    the index arrays ``(a, b)`` of the pairs left out (empty when the band is not narrowed).
 
     >>> x = np.arange(50)
     >>> a, b = np.r_[x[:-1], x[1:], 0, 49], np.r_[x[1:], x[:-1], 49, 0]   # a path, and one far pair
