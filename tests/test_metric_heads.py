@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechopt.solvers.metric._band import band_order
-from mechopt.solvers.metric._heads import (OutputBandHeads, TooManyHeads, cover, fiedler_order, heads_band,
-                                           pairs_to_add)
+from mechopt.solvers.metric._band import band_order, fiedler_order
+from mechopt.solvers.metric._heads import OutputBandHeads, TooManyHeads, cover, heads_band, pairs_to_add
 from mechopt.solvers.metric._ipm import metric_ipm
 from mechopt.solvers.metric._lazy import base_pairs, violated_pairs
 

@@ -44,59 +44,10 @@ def _each_thread(n: int, work) -> list:
 TRIM = 0.05
 
 
-def fiedler_order(k: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int] | None:
-    """A band order of the pairs' graph and its largest distance between paired places:
-    Cuthill–McKee (breadth first, each place's new neighbours in turn) from either end of
-    the graph's Fiedler vector (its Laplacian's second eigenvector), neighbours taken in
-    that vector's order, the narrower of the two; ``None`` when the graph is not connected
-    or the eigensolver fails.
-
-    Clustered places have no narrow order by reverse Cuthill–McKee from a place of least
-    degree: 1 000 places from a map (``benchmarks.bench_geo.map_doc``) have their cheapest
-    pairs within 93 in that order, within 75 in this one.
-
-    >>> x = np.random.default_rng(0).permutation(30)          # a path, its places shuffled
-    >>> p, bw = fiedler_order(30, x[:-1], x[1:])
-    >>> bw, sorted({abs(int(np.flatnonzero(p == u)[0]) - int(np.flatnonzero(p == v)[0])) for u, v in zip(x[:-1], x[1:])})
-    (1, [1])
-    """
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components, laplacian
-    from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
-
-    G = sp.csr_matrix((np.ones(len(a)), (a, b)), shape=(k, k))
-    G = ((G + G.T) > 0).astype(float).tocsr()
-    if k < 3 or connected_components(G, directed=False)[0] > 1:
-        return None
-    try:  # (a fixed start vector: the same order every run)
-        val, vec = eigsh(laplacian(G).tocsc(), k=2, sigma=-1e-3, which="LM", v0=np.linspace(1.0, 2.0, k))
-    except (ArpackError, ArpackNoConvergence, RuntimeError):
-        return None
-    f = vec[:, np.argsort(val)[1]]
-    best = None
-    for start in (int(np.argmin(f)), int(np.argmax(f))):
-        seen = np.zeros(k, bool)
-        seen[start] = True
-        order = [start]
-        for v in order:  # (the list grows as it is read: breadth first)
-            nb = G.indices[G.indptr[v]:G.indptr[v + 1]]
-            nb = nb[~seen[nb]]
-            nb = nb[np.argsort(f[nb], kind="stable")]
-            seen[nb] = True
-            order.extend(nb.tolist())
-        perm = np.array(order, np.int64)
-        inv = np.empty(k, np.int64)
-        inv[perm] = np.arange(k)
-        bw = max(int(np.abs(inv[a] - inv[b]).max()), 1) if len(a) else 1
-        if best is None or bw < best[1]:
-            best = (perm, bw)
-    return best
-
-
 def heads_band(k: int, a: np.ndarray, b: np.ndarray, order: tuple | None = None) -> tuple[np.ndarray, int, tuple]:
     """``(perm, bs, wide)``: the band of the pairs ``(a, b)`` for :class:`OutputBandHeads`, and the pairs left out of it.
 
-    The band order of :func:`._band.band_order` (or ``order``) or :func:`fiedler_order`,
+    The band order of :func:`._band.band_order` (or ``order``) or :func:`._band.fiedler_order`,
     whichever is narrower once narrowed to the block size that holds all but :data:`TRIM`
     of the pairs when that is at most 3/4 of its full one: on a grid the border places'
     pairs two rows apart double the band's width (32×32, Euclidean: 66 → 33, 3.2 % of the
@@ -111,12 +62,10 @@ def heads_band(k: int, a: np.ndarray, b: np.ndarray, order: tuple | None = None)
     >>> bs, [w.tolist() for w in wide]
     (1, [[0, 49], [49, 0]])
     """
-    from ._band import band_order
+    from ._band import apart_in, band_order, fiedler_order
 
     def narrowed(perm):
-        inv = np.empty(k, np.int64)
-        inv[perm] = np.arange(k)
-        apart = np.abs(inv[a] - inv[b])
+        apart = apart_in(perm, a, b)
         full = max(int(apart.max()), 1) if len(a) else 1
         narrow = max(int(np.quantile(apart, 1.0 - TRIM)), 1) if len(a) else full
         if narrow > 0.75 * full:
